@@ -1,0 +1,35 @@
+"""gbrank: choose the metric your ranking model optimises, and measure the effect honestly.
+
+``import gbrank`` is light: the boosting libraries and torch are imported only by the
+sub-packages that use them, when those are first touched.
+"""
+
+from importlib import import_module as _import_module
+
+from .evaluation import EvaluationResult, compare, evaluate
+from .metrics import parse_metric
+
+__version__ = "0.1.0"
+
+# Heavy or optional parts, imported on first attribute access (PEP 562).
+_LAZY = {
+    "datasets": "gbrank.datasets",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        target = _LAZY[name]
+        module, _, attr = target.partition(":")
+        value = _import_module(module)
+        value = getattr(value, attr) if attr else value
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gbrank' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
+
+
+__all__ = ["evaluate", "compare", "EvaluationResult", "parse_metric", "__version__", *_LAZY]

@@ -1,0 +1,186 @@
+"""``gbrank.evaluate``: per-list metrics with explicit empty-list and tie conventions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._validation import as_1d_float, check_choice, check_labels, check_same_length, group_by_qid
+from ..metrics import AP_DIVISORS, GAINS, TIES, MetricSpec, evaluate_lists, parse_metric
+
+DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ap", "rr", "nrbp@0.95")
+EMPTY_POLICIES = ("zero", "one", "skip")
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What :func:`evaluate` returns, always in this shape.
+
+    Attributes
+    ----------
+    per_query : pandas.DataFrame
+        Indexed by query id: one column per metric, then ``n_items`` and ``n_relevant``.
+        Under ``empty="skip"`` lists without a relevant item are not in it.
+    metrics : tuple of str
+        Canonical metric names, the column order of ``per_query``.
+    settings : dict
+        The conventions the numbers depend on: ``relevance_threshold``, ``gain``,
+        ``empty``, ``ties`` and ``ap_divisor``.
+    n_empty : int
+        Number of lists without a relevant item (scored by the ``empty`` policy, or skipped).
+    skipped_qids : numpy.ndarray
+        Query ids left out under ``empty="skip"`` (empty otherwise).
+    """
+
+    per_query: pd.DataFrame
+    metrics: tuple[str, ...]
+    settings: dict = field(default_factory=dict)
+    n_empty: int = 0
+    skipped_qids: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    def mean(self) -> pd.Series:
+        """Mean of each metric over the lists that count."""
+        return self.per_query[list(self.metrics)].mean()
+
+    def summary(self, confidence: float = 0.95) -> pd.DataFrame:
+        """Mean, standard deviation and Student-t confidence interval of each metric.
+
+        With a single list the interval is unbounded (``-inf``, ``inf``)."""
+        values = self.per_query[list(self.metrics)]
+        n = len(values)
+        mean = values.mean()
+        std = values.std(ddof=1) if n > 1 else pd.Series(0.0, index=mean.index)
+        half = _t_half_width(std, n, confidence)
+        return pd.DataFrame(
+            {"mean": mean, "std": std, "ci_low": mean - half, "ci_high": mean + half, "n": n}
+        ).rename_axis("metric")
+
+    def __repr__(self) -> str:
+        s = self.settings
+        head = (f"EvaluationResult({len(self.per_query)} lists, {self.n_empty} without a relevant "
+                f"item [empty={s.get('empty')!r}], ties={s.get('ties')!r}, gain={s.get('gain')!r})")
+        return head + "\n" + self.mean().to_string()
+
+
+def _t_half_width(std, n: int, confidence: float):
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if n < 2:
+        return std * 0.0 + np.inf
+    return stats.t.ppf(0.5 + confidence / 2.0, n - 1) * std / np.sqrt(n)
+
+
+def evaluate(
+    y_true,
+    y_score,
+    qid,
+    metrics: Sequence[str | MetricSpec] | str = DEFAULT_METRICS,
+    *,
+    relevance_threshold: float = 1,
+    gain: str = "exp",
+    empty: str = "zero",
+    ties: str = "average",
+    ap_divisor: str = "R",
+) -> EvaluationResult:
+    """Evaluate ranked lists given per-row labels, scores and query ids.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_rows,)
+        Relevance labels, non-negative (integers up to 30 with ``gain="exp"``).
+    y_score : array-like of shape (n_rows,)
+        Scores; higher ranks first.  Must be finite.
+    qid : array-like of shape (n_rows,)
+        One query id per row.  Rows of a list may come in any order and any qid order.
+    metrics : str or sequence of str
+        Names such as ``"ndcg@10"``, ``"ap"``, ``"rr"``, ``"nrbp@0.95"``, ``"p@5"``
+        (see ``gbrank.metrics.METRICS``).
+    relevance_threshold : float, default 1
+        Binary metrics (AP, RR, RBP, P, R, AUC, ranks) count a row relevant when
+        ``label >= relevance_threshold``.  nDCG/DCG use graded gains.
+    gain : {"exp", "linear"}
+        ``2**l - 1`` (default, as LightGBM/XGBoost and trec_eval's graded nDCG variant)
+        or ``l`` (as scikit-learn's ``ndcg_score``).
+    empty : {"zero", "one", "skip"}
+        Value of a metric that is undefined for a list without relevant items
+        (nDCG, AP, RR, nRBP, R@k, AUC, mean/max rank): 0 as trec_eval and ranx, 1 as
+        LightGBM and XGBoost, or leave such lists out entirely.  DCG, RBP and P@k are
+        defined (0) for such lists.
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+        How tied scores are ordered: the exact expectation over all orders of the tied
+        items (default, McSherry & Najork 2008); relevant items last or first; or the
+        input order of the rows (as LightGBM/XGBoost do).
+    ap_divisor : {"R", "min(R,k)"}
+        Divisor of AP@k: the number of relevant items R (trec_eval) or min(R, k)
+        (LightGBM, XGBoost).  Irrelevant for AP without cutoff.
+
+    Returns
+    -------
+    EvaluationResult
+
+    Examples
+    --------
+    >>> r = evaluate([2, 0, 1, 0], [0.9, 0.8, 0.1, 0.4], [7, 7, 7, 7], ["ndcg@2", "rr"])
+    >>> round(float(r.per_query.loc[7, "ndcg@2"]), 4)
+    0.7967
+    """
+    specs = _parse_metrics(metrics)
+    check_choice(gain, "gain", GAINS)
+    check_choice(empty, "empty", EMPTY_POLICIES)
+    check_choice(ties, "ties", TIES)
+    check_choice(ap_divisor, "ap_divisor", AP_DIVISORS)
+    threshold = float(relevance_threshold)
+    if not threshold > 0:
+        raise ValueError(f"relevance_threshold must be positive (label >= threshold is relevant), got {relevance_threshold!r}")
+    check_same_length(y_true=y_true, y_score=y_score, qid=qid)
+    labels = as_1d_float(y_true, "y_true")
+    scores = as_1d_float(y_score, "y_score")
+    check_labels(labels, gain)
+    order, starts, qids = group_by_qid(qid)
+
+    values, n_rel = evaluate_lists(
+        scores[order], labels[order], starts,
+        np.array([s.code for s in specs], dtype=np.int64),
+        np.array([s.k for s in specs], dtype=np.int64),
+        np.array([s.p for s in specs], dtype=np.float64),
+        GAINS[gain], threshold, TIES[ties], AP_DIVISORS[ap_divisor],
+    )
+    names = [str(s) for s in specs]
+    empty_rows = n_rel == 0
+    if empty == "skip":
+        keep = ~empty_rows
+    else:
+        keep = np.ones(len(qids), dtype=bool)
+        fill = 0.0 if empty == "zero" else 1.0
+        undefined = np.isnan(values)
+        if undefined.any():
+            if not np.all(empty_rows[np.any(undefined, axis=1)]):  # pragma: no cover - kernel invariant
+                raise RuntimeError("a metric was undefined on a list with relevant items")
+            values = np.where(undefined, fill, values)
+    table = pd.DataFrame(values[keep], columns=names, index=pd.Index(qids[keep], name="qid"))
+    table["n_items"] = np.diff(starts)[keep]
+    table["n_relevant"] = n_rel[keep].astype(np.int64)
+    return EvaluationResult(
+        per_query=table,
+        metrics=tuple(names),
+        settings={"relevance_threshold": threshold, "gain": gain, "empty": empty, "ties": ties,
+                  "ap_divisor": ap_divisor},
+        n_empty=int(empty_rows.sum()),
+        skipped_qids=qids[~keep],
+    )
+
+
+def _parse_metrics(metrics) -> list[MetricSpec]:
+    if isinstance(metrics, (str, MetricSpec)):
+        metrics = [metrics]
+    specs = [parse_metric(m) for m in metrics]
+    if not specs:
+        raise ValueError("no metric was requested; pass e.g. metrics=['ndcg@10', 'ap']")
+    names = [str(s) for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a metric is requested twice: {names}")
+    return specs

@@ -1,0 +1,345 @@
+"""Numba kernels: one definition per metric, for one ranked list.
+
+Every kernel takes a list already put in rank order plus the boundaries of its
+*tie groups* (``bounds``: group g occupies rank positions ``bounds[g]`` to
+``bounds[g+1] - 1``, 0-based).  Within a tie group every order is equally likely,
+and each kernel returns the exact expectation of the metric over those orders
+(McSherry & Najork 2008).  With singleton groups (``bounds = 0, 1, ..., n``) the
+formula reduces to the plain metric of that fixed order, which is how the
+"pessimistic", "optimistic" and "stable" tie policies, the swap-delta tests and the
+bounds use them.
+
+A kernel returns ``nan`` where the metric is undefined (its normaliser is zero);
+the public wrappers replace that according to the ``empty`` policy, so ``nan``
+never reaches a user.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._registry import AP, AUC, DCG, MAX_RANK, MEAN_RANK, NDCG, NRBP, PREC, RBP, RECALL, RR
+
+GAIN_EXP, GAIN_LINEAR = 0, 1
+TIES_AVERAGE, TIES_PESSIMISTIC, TIES_OPTIMISTIC, TIES_STABLE = 0, 1, 2, 3
+AP_DIV_R, AP_DIV_MIN_R_K = 0, 1
+
+
+@njit(cache=True)
+def gain(label, gain_code):
+    """gain(l) = 2**l - 1 (``GAIN_EXP``) or l (``GAIN_LINEAR``)."""
+    if gain_code == GAIN_EXP:
+        return 2.0**label - 1.0
+    return label
+
+
+@njit(cache=True)
+def discount(pos):
+    """DCG discount of 0-based rank position ``pos``: 1 / log2(pos + 2)."""
+    return 1.0 / np.log2(pos + 2.0)
+
+
+@njit(cache=True)
+def _cut(k, n):
+    return n if k <= 0 or k > n else k
+
+
+@njit(cache=True)
+def dcg(gains, bounds, k):
+    """Expected DCG@k (k <= 0: whole list) of gains in rank order."""
+    n = gains.shape[0]
+    kk = _cut(k, n)
+    total = 0.0
+    for g in range(bounds.shape[0] - 1):
+        a, b = bounds[g], bounds[g + 1]
+        if a >= kk:
+            break
+        sg = 0.0
+        for q in range(a, b):
+            sg += gains[q]
+        if sg == 0.0:
+            continue
+        sd = 0.0
+        for q in range(a, min(b, kk)):
+            sd += discount(q)
+        total += sg * sd / (b - a)
+    return total
+
+
+@njit(cache=True)
+def ideal_dcg(gains, k):
+    """DCG@k of the ideal order of ``gains`` (any order on input)."""
+    ordered = -np.sort(-gains)
+    kk = _cut(k, ordered.shape[0])
+    total = 0.0
+    for q in range(kk):
+        total += ordered[q] * discount(q)
+    return total
+
+
+@njit(cache=True)
+def ndcg(gains, bounds, k):
+    idcg = ideal_dcg(gains, k)
+    if idcg == 0.0:
+        return np.nan
+    return dcg(gains, bounds, k) / idcg
+
+
+@njit(cache=True)
+def rbp(rel, bounds, p):
+    """Expected RBP(p) = (1 - p) * sum_r rel_r p**(r - 1)."""
+    total = 0.0
+    for g in range(bounds.shape[0] - 1):
+        a, b = bounds[g], bounds[g + 1]
+        sg = 0.0
+        for q in range(a, b):
+            sg += rel[q]
+        if sg != 0.0:
+            # mean over the group's positions of (1 - p) p**q
+            total += sg * (p**a - p**b) / (b - a)
+    return total
+
+
+@njit(cache=True)
+def nrbp(rel, bounds, p):
+    """nRBP(p) = RBP / RBP(ideal order); for binary rel the ideal is 1 - p**R."""
+    ideal = rbp(-np.sort(-rel), np.arange(rel.shape[0] + 1), p)
+    if ideal == 0.0:
+        return np.nan
+    return rbp(rel, bounds, p) / ideal
+
+
+@njit(cache=True)
+def _top_count(rel, bounds, k):
+    """Expected number of relevant items in the top k."""
+    n = rel.shape[0]
+    kk = _cut(k, n)
+    total = 0.0
+    for g in range(bounds.shape[0] - 1):
+        a, b = bounds[g], bounds[g + 1]
+        if a >= kk:
+            break
+        sg = 0.0
+        for q in range(a, b):
+            sg += rel[q]
+        total += sg * (min(b, kk) - a) / (b - a)
+    return total
+
+
+@njit(cache=True)
+def precision(rel, bounds, k):
+    """P@k: relevant items in the top k over k (k, not n, even when n < k, as trec_eval)."""
+    return _top_count(rel, bounds, k) / k
+
+
+@njit(cache=True)
+def recall(rel, bounds, k):
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    return _top_count(rel, bounds, k) / n_rel
+
+
+@njit(cache=True)
+def average_precision(rel, bounds, k, divisor_code):
+    """Expected AP@k (k <= 0: whole list); divisor R or min(R, k)."""
+    n = rel.shape[0]
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    kk = _cut(k, n)
+    c = 0.0  # relevant items ranked above the current group
+    total = 0.0
+    for grp in range(bounds.shape[0] - 1):
+        a, b = bounds[grp], bounds[grp + 1]
+        if a >= kk:
+            break
+        m = b - a
+        g = 0.0
+        for q in range(a, b):
+            g += rel[q]
+        if g > 0.0:
+            # a relevant item of the group sits at offset j (1..m) with probability 1/m;
+            # the other g - 1 relevant items of the group fill (j-1)(g-1)/(m-1) slots above it
+            slope = (g - 1.0) / (m - 1.0) if m > 1 else 0.0
+            s = 0.0
+            for j in range(1, m + 1):
+                if a + j > kk:
+                    break
+                s += (c + 1.0 + (j - 1) * slope) / (a + j)
+            total += g / m * s
+        c += g
+    if divisor_code == AP_DIV_MIN_R_K and k > 0:
+        return total / min(n_rel, float(k))
+    return total / n_rel
+
+
+@njit(cache=True)
+def reciprocal_rank(rel, bounds, k):
+    """Expected 1 / (rank of the first relevant item); 0 when it lies below k."""
+    n = rel.shape[0]
+    kk = _cut(k, n)
+    for grp in range(bounds.shape[0] - 1):
+        a, b = bounds[grp], bounds[grp + 1]
+        g = 0.0
+        for q in range(a, b):
+            g += rel[q]
+        if g == 0.0:
+            continue
+        m = b - a
+        # P(first relevant of the group at offset j) = C(m - j, g - 1) / C(m, g)
+        prob = g / m
+        total = 0.0
+        last = m - int(g) + 1
+        for j in range(1, last + 1):
+            if a + j > kk:
+                break
+            total += prob / (a + j)
+            if j < last:
+                prob *= (m - j - g + 1.0) / (m - j)
+        return total
+    return np.nan
+
+
+@njit(cache=True)
+def auc(rel, bounds):
+    """Fraction of (relevant, non-relevant) pairs in the right order; ties count 1/2.
+    A list without non-relevant items has no pair to get wrong: 1.0."""
+    n = rel.shape[0]
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    n_neg = n - n_rel
+    if n_neg == 0.0:
+        return 1.0
+    neg_below = n_neg
+    good = 0.0
+    for grp in range(bounds.shape[0] - 1):
+        a, b = bounds[grp], bounds[grp + 1]
+        g = 0.0
+        for q in range(a, b):
+            g += rel[q]
+        neg_here = (b - a) - g
+        neg_below -= neg_here
+        good += g * (neg_below + 0.5 * neg_here)
+    return good / (n_rel * n_neg)
+
+
+@njit(cache=True)
+def mean_rank(rel, bounds):
+    """Expected mean 1-based rank of the relevant items."""
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    total = 0.0
+    for grp in range(bounds.shape[0] - 1):
+        a, b = bounds[grp], bounds[grp + 1]
+        g = 0.0
+        for q in range(a, b):
+            g += rel[q]
+        total += g * (a + 1 + b) / 2.0
+    return total / n_rel
+
+
+@njit(cache=True)
+def max_rank(rel, bounds):
+    """Expected 1-based rank of the lowest relevant item."""
+    for grp in range(bounds.shape[0] - 2, -1, -1):
+        a, b = bounds[grp], bounds[grp + 1]
+        g = 0.0
+        for q in range(a, b):
+            g += rel[q]
+        if g > 0.0:
+            m = b - a
+            # expected maximum of g distinct positions drawn from 1..m
+            return a + g * (m + 1.0) / (g + 1.0)
+    return np.nan
+
+
+@njit(cache=True)
+def metric_value(code, k, p, gains, rel, bounds, ap_divisor):
+    """Dispatch one metric on one list in rank order (``gains`` and ``rel`` sorted)."""
+    if code == NDCG:
+        return ndcg(gains, bounds, k)
+    if code == DCG:
+        return dcg(gains, bounds, k)
+    if code == AP:
+        return average_precision(rel, bounds, k, ap_divisor)
+    if code == RR:
+        return reciprocal_rank(rel, bounds, k)
+    if code == RBP:
+        return rbp(rel, bounds, p)
+    if code == NRBP:
+        return nrbp(rel, bounds, p)
+    if code == PREC:
+        return precision(rel, bounds, k)
+    if code == RECALL:
+        return recall(rel, bounds, k)
+    if code == AUC:
+        return auc(rel, bounds)
+    if code == MEAN_RANK:
+        return mean_rank(rel, bounds)
+    if code == MAX_RANK:
+        return max_rank(rel, bounds)
+    return np.nan
+
+
+@njit(cache=True)
+def rank_order(scores, labels, ties):
+    """Rank order of one list (best first) and the boundaries of its tie groups.
+
+    ``TIES_AVERAGE``: equal scores form one group (the metric kernels average over
+    them).  Otherwise every item is its own group, ties broken with the relevant
+    items last (pessimistic), first (optimistic) or in input order (stable).
+    """
+    n = scores.shape[0]
+    if ties == TIES_PESSIMISTIC or ties == TIES_OPTIMISTIC:
+        sign = 1.0 if ties == TIES_PESSIMISTIC else -1.0
+        first = np.argsort(sign * labels, kind="mergesort")
+        order = first[np.argsort(-scores[first], kind="mergesort")]
+    else:
+        order = np.argsort(-scores, kind="mergesort")
+    if ties != TIES_AVERAGE:
+        return order, np.arange(n + 1)
+    bounds = np.empty(n + 1, dtype=np.int64)
+    n_groups = 0
+    for r in range(n):
+        if r == 0 or scores[order[r]] != scores[order[r - 1]]:
+            bounds[n_groups] = r
+            n_groups += 1
+    bounds[n_groups] = n
+    return order, bounds[: n_groups + 1]
+
+
+@njit(cache=True)
+def list_metrics(scores, labels, codes, ks, ps, gain_code, threshold, ties, ap_divisor, out):
+    """All requested metrics of one list into ``out``; returns the number of relevant items."""
+    order, bounds = rank_order(scores, labels, ties)
+    n = scores.shape[0]
+    gains = np.empty(n)
+    rel = np.empty(n)
+    for r in range(n):
+        lab = labels[order[r]]
+        gains[r] = gain(lab, gain_code)
+        rel[r] = 1.0 if lab >= threshold else 0.0
+    for m in range(codes.shape[0]):
+        out[m] = metric_value(codes[m], ks[m], ps[m], gains, rel, bounds, ap_divisor)
+    return rel.sum()
+
+
+@njit(parallel=True, cache=True)
+def evaluate_lists(scores, labels, starts, codes, ks, ps, gain_code, threshold, ties, ap_divisor):
+    """Parallel loop over lists; list i is ``scores[starts[i]:starts[i+1]]``.
+
+    Returns (values[n_lists, n_metrics], n_relevant[n_lists]).
+    """
+    n_lists = starts.shape[0] - 1
+    values = np.empty((n_lists, codes.shape[0]))
+    n_rel = np.empty(n_lists)
+    for i in prange(n_lists):
+        a, b = starts[i], starts[i + 1]
+        n_rel[i] = list_metrics(
+            scores[a:b], labels[a:b], codes, ks, ps, gain_code, threshold, ties, ap_divisor, values[i]
+        )
+    return values, n_rel

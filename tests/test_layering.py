@@ -1,0 +1,54 @@
+"""The layering of ../shared/STYLE.md: light top-level import, one-way dependencies."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+PKG = pathlib.Path(__file__).resolve().parents[1] / "gbrank"
+HEAVY = ("lightgbm", "xgboost", "catboost", "torch", "matplotlib", "dask")
+
+
+def test_import_gbrank_is_light():
+    code = "import sys, gbrank; print(','.join(m for m in %r if m in sys.modules))" % (HEAVY,)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"import gbrank pulled in: {out.stdout.strip()}"
+
+
+def _gbrank_imports(path: pathlib.Path) -> set[str]:
+    """Sub-packages of gbrank that a module imports (absolute or relative)."""
+    tree = ast.parse(path.read_text())
+    rel_parts = path.relative_to(PKG).parts[:-1]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(rel_parts[: len(rel_parts) - node.level + 1])
+                target = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.startswith("gbrank"):
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            if target:
+                found.add(target[0])
+            else:  # "from .. import x"
+                found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("gbrank."):
+                    found.add(alias.name.split(".")[1])
+    return found
+
+
+# sub-package -> the gbrank sub-packages it may import (besides itself and _private modules)
+ALLOWED = {
+    "metrics": set(),
+    "evaluation": {"metrics"},
+}
+
+
+def test_dependencies_flow_one_way():
+    for sub, allowed in ALLOWED.items():
+        for path in (PKG / sub).rglob("*.py"):
+            used = {m for m in _gbrank_imports(path) if m != sub and not m.startswith("_")}
+            assert used <= allowed, f"{path.relative_to(PKG)} imports {sorted(used - allowed)}"
