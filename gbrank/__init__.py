@@ -14,6 +14,9 @@ __version__ = "0.1.0"
 # Heavy or optional parts, imported on first attribute access (PEP 562).
 _LAZY = {
     "datasets": "gbrank.datasets",
+    "LambdaObjective": "gbrank.lambdas:LambdaObjective",
+    "swap_deltas": "gbrank.lambdas:swap_deltas",
+    "GBRanker": "gbrank.estimators:GBRanker",
 }
 
 

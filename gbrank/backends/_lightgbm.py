@@ -1,0 +1,91 @@
+"""LightGBM adapters for gbrank objectives and metrics (the only module importing lightgbm)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import MetricCallback, ptr_from_sizes
+
+
+class LightGBMObjective:
+    """A gbrank objective as LightGBM's native callable objective.
+
+    Use as ``params["objective"] = LightGBMObjective(obj)`` with ``lightgbm.train``;
+    the training set needs query groups.  Stateless, so LightGBM's deep copy of the
+    params is harmless.
+
+    Examples
+    --------
+    >>> import lightgbm as lgb, gbrank
+    >>> params = {"objective": LightGBMObjective(gbrank.LambdaObjective("nrbp@0.95"))}
+    """
+
+    def __init__(self, objective):
+        self.objective = objective
+
+    def __call__(self, preds, train_set):
+        ptr = ptr_from_sizes(train_set.get_group())
+        return self.objective.gradients(preds, train_set.get_label(), ptr, train_set.get_weight())
+
+    def __repr__(self):
+        return f"LightGBMObjective({self.objective!r})"
+
+
+class LGBMRankerObjective:
+    """A gbrank objective as the four-argument callable that ``lightgbm.LGBMRanker``
+    accepts: ``(y_true, y_pred, weight, group)`` (LGBMRanker passes ``group`` only to a
+    callable with exactly four positional parameters)."""
+
+    def __init__(self, objective):
+        self.objective = objective
+
+    def __call__(self, y_true, y_pred, weight, group):
+        return self.objective.gradients(y_pred, y_true, ptr_from_sizes(group), weight)
+
+    def __repr__(self):
+        return f"LGBMRankerObjective({self.objective!r})"
+
+
+class LightGBMMetric(MetricCallback):
+    """gbrank metrics as a LightGBM ``feval``: ``(preds, eval_data) -> [(name, value, higher_better)]``."""
+
+    def __call__(self, preds, eval_data):
+        ptr = ptr_from_sizes(eval_data.get_group())
+        return self.values(preds, eval_data.get_label(), ptr)
+
+
+def train_lightgbm(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
+                   early_stopping_rounds, verbose):
+    """Train a LightGBM booster.  ``objective`` is a gbrank objective or a built-in name;
+    ``eval_sets`` a list of (X, y, ptr); early stopping watches the first metric of
+    ``metric`` on the last evaluation set.  Returns (booster, best_iteration, history)."""
+    import lightgbm as lgb
+
+    def dataset(Xs, ys, ps, w=None, reference=None):
+        return lgb.Dataset(Xs, ys, group=np.diff(ps), weight=w, reference=reference, free_raw_data=False)
+
+    train = dataset(X, y, ptr, weight)
+    params = dict(params)
+    params["objective"] = objective if isinstance(objective, str) else LightGBMObjective(objective)
+    params["metric"] = "None"
+    params.setdefault("verbosity", -1)
+    valid = [dataset(Xv, yv, pv, reference=train) for Xv, yv, pv in eval_sets]
+    history: dict = {}
+    callbacks = [lgb.record_evaluation(history)]
+    if early_stopping_rounds:
+        if not valid:
+            raise ValueError("early_stopping_rounds needs an eval_set to watch")
+        callbacks.append(lgb.early_stopping(early_stopping_rounds, first_metric_only=True, verbose=bool(verbose)))
+    if verbose:
+        callbacks.append(lgb.log_evaluation(1 if verbose is True else int(verbose)))
+    booster = lgb.train(
+        params, train, num_boost_round=n_estimators, valid_sets=valid,
+        valid_names=[f"valid_{i}" for i in range(len(valid))],
+        feval=metric if valid else None, callbacks=callbacks,
+    )
+    best = booster.best_iteration if booster.best_iteration > 0 else booster.current_iteration()
+    return booster, best, history
+
+
+def predict_lightgbm(booster, X, best_iteration):
+    return booster.predict(X, num_iteration=best_iteration)

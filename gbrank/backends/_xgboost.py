@@ -1,0 +1,91 @@
+"""XGBoost adapters for gbrank objectives and metrics (the only module importing xgboost).
+
+``XGBRanker`` refuses a callable objective, so gbrank objectives go through
+``xgboost.train(obj=...)``; query groups come from ``dtrain.get_uint_info("group_ptr")``
+and ranking weights are per query.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._common import MetricCallback
+
+
+def _group_ptr(dmatrix) -> np.ndarray:
+    ptr = dmatrix.get_uint_info("group_ptr").astype(np.int64)
+    if len(ptr) < 2:
+        raise ValueError("the DMatrix has no query groups; build it with qid=... or call set_group(sizes)")
+    return ptr
+
+
+class XGBoostObjective:
+    """A gbrank objective as ``xgboost.train(obj=...)``: ``(predt, dtrain) -> (grad, hess)``
+    with shape (n, 1).  Query weights (``dtrain.set_weight`` with one weight per query)
+    multiply the query's g and h."""
+
+    def __init__(self, objective):
+        self.objective = objective
+
+    def __call__(self, predt, dtrain):
+        ptr = _group_ptr(dtrain)
+        w = dtrain.get_weight()
+        grad, hess = self.objective.gradients(predt, dtrain.get_label(), ptr, w if len(w) else None)
+        return grad.reshape(-1, 1), hess.reshape(-1, 1)
+
+    def __repr__(self):
+        return f"XGBoostObjective({self.objective!r})"
+
+
+class XGBoostMetric(MetricCallback):
+    """gbrank metrics as an XGBoost ``custom_metric``: ``(predt, dmatrix) -> [(name, value)]``.
+    Pass ``maximize=True`` to ``xgboost.train`` when early stopping on it."""
+
+    def __call__(self, predt, dmatrix):
+        vals = self.values(np.asarray(predt).reshape(-1), dmatrix.get_label(), _group_ptr(dmatrix))
+        return [(name, value) for name, value, _ in vals]
+
+
+def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
+                  early_stopping_rounds, verbose):
+    """Train an XGBoost booster (see ``train_lightgbm`` for the arguments).  ``weight``
+    is one weight per query."""
+    import xgboost as xgb
+
+    def dmatrix(Xs, ys, ps, w=None):
+        d = xgb.DMatrix(Xs, label=ys)
+        d.set_group(np.diff(ps))
+        if w is not None:
+            d.set_weight(w)
+        return d
+
+    train = dmatrix(X, y, ptr, weight)
+    params = dict(params)
+    obj = None
+    if isinstance(objective, str):
+        params["objective"] = objective
+    else:
+        obj = XGBoostObjective(objective)
+    params["disable_default_eval_metric"] = 1
+    evals = [(dmatrix(Xv, yv, pv), f"valid_{i}") for i, (Xv, yv, pv) in enumerate(eval_sets)]
+    if early_stopping_rounds and not evals:
+        raise ValueError("early_stopping_rounds needs an eval_set to watch")
+    history: dict = {}
+    higher = metric.specs[0].higher_is_better if evals else True
+    booster = xgb.train(
+        params, train, num_boost_round=n_estimators, evals=evals, obj=obj,
+        custom_metric=metric if evals else None, maximize=higher,
+        early_stopping_rounds=early_stopping_rounds or None, evals_result=history,
+        verbose_eval=verbose if verbose else False,
+    )
+    if early_stopping_rounds and hasattr(booster, "best_iteration"):
+        best = booster.best_iteration + 1
+    else:
+        best = booster.num_boosted_rounds()
+    return booster, best, history
+
+
+def predict_xgboost(booster, X, best_iteration):
+    import xgboost as xgb
+
+    return booster.predict(xgb.DMatrix(X), iteration_range=(0, best_iteration))

@@ -1,0 +1,224 @@
+"""``LambdaObjective``: LambdaRank gradients whose pair weights are metric swap deltas."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_1d_float, check_choice, check_group_ptr, check_labels
+from ..metrics import GAINS, check_persistence
+from ._deltas import DELTA_METRICS
+from ._kernel import HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
+
+HESSIANS = {"lightgbm": HESS_LIGHTGBM, "xgboost": HESS_XGBOOST}
+LIGHTGBM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
+
+
+def parse_objective_metric(metric: str, p=None, truncation=None):
+    """Split ``"nrbp@0.95"`` / ``"ndcg@30"`` into (metric, p, truncation).
+
+    For nRBP the parameter after ``@`` is the persistence p; for nDCG, AP and RR it is
+    the truncation level k.  Raises ``ValueError`` for unknown names or parameters.
+    """
+    if not isinstance(metric, str):
+        raise TypeError(f"metric must be a string such as 'ndcg' or 'nrbp@0.95', got {metric!r}")
+    name, _, arg = metric.strip().lower().partition("@")
+    if name not in DELTA_METRICS:
+        raise ValueError(
+            f"unknown objective metric {metric!r}; LambdaRank deltas exist for "
+            f"{sorted(DELTA_METRICS)} (nrbp takes p as 'nrbp@0.95')"
+        )
+    if arg:
+        if name == "nrbp":
+            if p is not None and float(p) != float(arg):
+                raise ValueError(f"p is given twice and differs: {metric!r} and p={p!r}")
+            p = arg
+        else:
+            if not arg.isdigit() or int(arg) < 1:
+                raise ValueError(f"the truncation in {metric!r} must be a positive integer, e.g. '{name}@30'")
+            if truncation is not None and int(truncation) != int(arg):
+                raise ValueError(f"truncation is given twice and differs: {metric!r} and truncation={truncation!r}")
+            truncation = int(arg)
+    if name == "nrbp":
+        if p is None:
+            raise ValueError("metric 'nrbp' needs a persistence p in (0, 1): metric='nrbp', p=0.95 or 'nrbp@0.95'")
+        p = check_persistence(p, what="nrbp")
+    elif p is not None:
+        raise ValueError(f"p is the persistence of nRBP; metric {name!r} takes no p (got p={p!r})")
+    if truncation is not None:
+        if isinstance(truncation, bool) or not float(truncation).is_integer() or int(truncation) < 1:
+            raise ValueError(f"truncation must be a positive integer or None (all pairs), got {truncation!r}")
+        truncation = int(truncation)
+    return name, p, truncation
+
+
+class LambdaObjective:
+    """LambdaRank gradients for gradient boosting with the swap delta of a chosen metric.
+
+    For each pair (i, j) of one list with l_i > l_j and score difference d = s_i - s_j,
+    with rho = 1 / (1 + exp(sigma d)) and |dM_ij| the change of the metric if i and j
+    swapped their current ranks::
+
+        g_i -= sigma |dM_ij| rho         g_j += sigma |dM_ij| rho
+        h_i, h_j += sigma^2 |dM_ij| rho (1 - rho)      (hessian="lightgbm")
+                    2 |dM_ij| max(rho (1 - rho), 1e-16) (hessian="xgboost")
+
+    g is the derivative of the RankNet-style loss with respect to the score, as the
+    boosting libraries expect.  The current ranking is a stable descending sort of the
+    scores (ties keep their input order, as LightGBM and XGBoost).
+
+    Parameters
+    ----------
+    metric : {"ndcg", "ap", "rr", "nrbp"} or e.g. "nrbp@0.95", "ndcg@30"
+        Whose swap delta weighs each pair.  AP, RR and nRBP binarise the labels at
+        ``relevance_threshold``; nDCG uses graded gains.  After ``@``: p for nRBP, the
+        truncation for the others.
+    p : float, optional
+        Persistence of nRBP, in (0, 1).
+    sigma : float, default 1.0
+        Steepness of the pairwise logistic (LightGBM's ``sigmoid``).
+    truncation : int or None
+        Only pairs with at least one member in the current top ``truncation`` count, and
+        nDCG's IDCG is cut there (LightGBM ``lambdarank_truncation_level``, XGBoost
+        ``lambdarank_num_pair_per_sample`` with ``topk``).  None: all pairs.
+    score_normalization : bool
+        Divide |dM| by ``score_normalization_eps + |d|`` unless all scores of the list
+        are equal (LightGBM ``lambdarank_norm``, XGBoost ``lambdarank_score_normalization``).
+    list_normalization : bool
+        Multiply the list's g and h by log2(1 + S) / S, S the sum over pairs of
+        2 sigma |dM| rho (LightGBM ``lambdarank_norm``, XGBoost ``lambdarank_normalization``).
+    hessian : {"lightgbm", "xgboost"}
+        Hessian form (above).  XGBoost's carries a factor 2 that halves leaf values.
+    relevance_threshold : float, default 1
+        ``label >= relevance_threshold`` is relevant for AP, RR and nRBP.
+    gain : {"exp", "linear"}
+        nDCG gain 2**l - 1 or l.
+    score_normalization_eps : float, default 0.01
+    sigmoid_table : bool, default False
+        Evaluate rho through LightGBM's 2**20-bin lookup table instead of exactly (used
+        only to reproduce LightGBM's built-in bit for bit).
+    hessian_floor : float, default 0.0
+        Lower bound applied to every hessian.
+
+    Examples
+    --------
+    >>> obj = LambdaObjective("nrbp@0.95")
+    >>> g, h = obj.gradients([0.0, 1.0, 2.0], [1, 0, 0], [0, 3])
+    >>> bool(g[0] < 0 < g[2]) and abs(g.sum()) < 1e-12
+    True
+    """
+
+    def __init__(self, metric="ndcg", p=None, sigma=1.0, truncation=None, score_normalization=False,
+                 list_normalization=False, hessian="lightgbm", relevance_threshold=1, gain="exp",
+                 score_normalization_eps=0.01, sigmoid_table=False, hessian_floor=0.0):
+        self.metric, self.p, self.truncation = parse_objective_metric(metric, p, truncation)
+        self.sigma = float(sigma)
+        if not self.sigma > 0:
+            raise ValueError(f"sigma must be positive, got {sigma!r}")
+        self.score_normalization = bool(score_normalization)
+        self.list_normalization = bool(list_normalization)
+        check_choice(hessian, "hessian", HESSIANS)
+        self.hessian = hessian
+        self.relevance_threshold = float(relevance_threshold)
+        if not self.relevance_threshold > 0:
+            raise ValueError(f"relevance_threshold must be positive, got {relevance_threshold!r}")
+        check_choice(gain, "gain", GAINS)
+        self.gain = gain
+        self.score_normalization_eps = float(score_normalization_eps)
+        if not self.score_normalization_eps > 0:
+            raise ValueError(f"score_normalization_eps must be positive, got {score_normalization_eps!r}")
+        self.sigmoid_table = bool(sigmoid_table)
+        self.hessian_floor = float(hessian_floor)
+        if self.hessian_floor < 0:
+            raise ValueError(f"hessian_floor must be >= 0, got {hessian_floor!r}")
+
+    @classmethod
+    def like_lightgbm(cls, truncation: int = 30, sigma: float = 1.0) -> "LambdaObjective":
+        """dnDCG configured exactly as LightGBM's ``objective="lambdarank"`` defaults
+        (truncation 30, ``lambdarank_norm=True``, its hessian and sigmoid table)."""
+        return cls("ndcg", sigma=sigma, truncation=truncation, score_normalization=True,
+                   list_normalization=True, hessian="lightgbm",
+                   score_normalization_eps=LIGHTGBM_EPS, sigmoid_table=True)
+
+    @classmethod
+    def like_xgboost(cls, metric: str = "ndcg", truncation: int = 32) -> "LambdaObjective":
+        """dnDCG or dAP configured as XGBoost's ``rank:ndcg`` / ``rank:map`` with
+        ``lambdarank_pair_method="topk"`` (k = 32 by default) and both normalisations."""
+        if metric not in ("ndcg", "ap"):
+            raise ValueError(f"XGBoost's built-in lambda objectives are 'ndcg' and 'ap', got {metric!r}")
+        return cls(metric, truncation=truncation, score_normalization=True, list_normalization=True,
+                   hessian="xgboost")
+
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in (
+            "metric", "p", "sigma", "truncation", "score_normalization", "list_normalization",
+            "hessian", "relevance_threshold", "gain", "score_normalization_eps", "sigmoid_table",
+            "hessian_floor")}
+
+    def __repr__(self) -> str:
+        defaults = LambdaObjective().get_params()
+        shown = [f"{k}={v!r}" for k, v in self.get_params().items() if k == "metric" or v != defaults[k]]
+        return f"LambdaObjective({', '.join(shown)})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, LambdaObjective) and self.get_params() == other.get_params()
+
+    def __hash__(self):
+        return hash(tuple(self.get_params().items()))
+
+    @property
+    def name(self) -> str:
+        """Short name, e.g. ``"nrbp@0.95"`` or ``"ndcg@30"``."""
+        if self.metric == "nrbp":
+            base = f"nrbp@{self.p:g}"
+            return base if self.truncation is None else f"{base}[top{self.truncation}]"
+        return self.metric if self.truncation is None else f"{self.metric}@{self.truncation}"
+
+    def check_labels(self, labels) -> np.ndarray:
+        """Validated float64 labels (non-negative; integers up to 30 with exp gain)."""
+        y = as_1d_float(labels, "labels")
+        check_labels(y, self.gain)
+        return y
+
+    def gradients(self, scores, labels, group_ptr, weights=None):
+        """Gradient and hessian of the loss with respect to ``scores``.
+
+        Parameters
+        ----------
+        scores, labels : array-like of shape (n_rows,)
+            Rows of each query contiguous.
+        group_ptr : array-like of shape (n_queries + 1,)
+            Query boundaries: query q is rows ``group_ptr[q]:group_ptr[q+1]``.
+        weights : array-like, optional
+            One weight per row (LightGBM's convention) or one per query (XGBoost's); g
+            and h are multiplied by it.
+
+        Returns
+        -------
+        grad, hess : numpy.ndarray of shape (n_rows,), float64
+            One-item lists and lists without a relevant item get g = 0 (and h =
+            ``hessian_floor``): they hold no pair.
+        """
+        s = as_1d_float(scores, "scores")
+        y = self.check_labels(labels)
+        if len(s) != len(y):
+            raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")
+        ptr = check_group_ptr(group_ptr, len(s))
+        grad, hess = all_gradients(
+            s, y, ptr, DELTA_METRICS[self.metric], self.p or 0.0, self.sigma, self.truncation or 0,
+            self.score_normalization, self.score_normalization_eps, self.list_normalization,
+            HESSIANS[self.hessian], self.sigmoid_table, GAINS[self.gain], self.relevance_threshold,
+        )
+        if weights is not None:
+            w = as_1d_float(weights, "weights")
+            if len(w) == len(ptr) - 1 and len(w) != len(s):
+                w = np.repeat(w, np.diff(ptr))
+            elif len(w) != len(s):
+                raise ValueError(
+                    f"weights must have one entry per row ({len(s)}) or per query ({len(ptr) - 1}), got {len(w)}")
+            if (w < 0).any():
+                raise ValueError("weights must be non-negative")
+            grad *= w
+            hess *= w
+        if self.hessian_floor > 0:
+            np.maximum(hess, self.hessian_floor, out=hess)
+        return grad, hess
