@@ -58,7 +58,7 @@ def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small") -
     Examples
     --------
     >>> ratings = load_movielens()             # with GBRANK_DATA set
-    >>> len(ratings), ratings["user"].nunique(), ratings["rating"].max()
+    >>> len(ratings), ratings["user"].nunique(), float(ratings["rating"].max())
     (100836, 610, 5.0)
     """
     path = _file_in(resolve(path_or_name), ("ratings.csv", "ratings.csv.gz"), "MovieLens")

@@ -214,7 +214,7 @@ def load_letor(
     Examples
     --------
     >>> X, y, qid = load_letor(resolve("mq2008") / "Fold1" / "vali.txt.gz")
-    >>> X.shape, y.max(), len(np.unique(qid))
+    >>> X.shape, float(y.max()), len(np.unique(qid))
     ((2707, 46), 2.0, 157)
     """
     n_features = _check_n_features(n_features)
