@@ -126,7 +126,7 @@ def evaluate(
     --------
     >>> r = evaluate([2, 0, 1, 0], [0.9, 0.8, 0.1, 0.4], [7, 7, 7, 7], ["ndcg@2", "rr"])
     >>> round(float(r.per_query.loc[7, "ndcg@2"]), 4)
-    0.7967
+    0.8262
     """
     specs = _parse_metrics(metrics)
     check_choice(gain, "gain", GAINS)
