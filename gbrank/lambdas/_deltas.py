@@ -9,7 +9,10 @@ then gives |M(after swapping positions i < j) - M(now)|:
 - AP (binary at the threshold): from the prefix counts C[r] of relevant items and the
   prefix sums S[r] of 1/(rank) over relevant items (REFERENCE.md section 2);
 - RR: non-zero only for pairs that move the first relevant item;
-- nRBP(p): (1 - p) |rel_i p**i - rel_j p**j| / (1 - p**R).
+- nRBP(p): (1 - p) |rel_i - rel_j| |p**i - p**j| / (1 - p**R).  (The swap moves each
+  item's gain to the other's position, so the change factors like nDCG's; the form
+  |rel_i p**i - rel_j p**j| sometimes written for it is not the swap delta and fails
+  the brute-force test.)
 
 Adding a metric is one branch in each of the two functions plus a registry entry.
 """
@@ -95,7 +98,7 @@ def delta(metric, i, j, aux, norm, first, second):
                  + aux[2, j] - 1.0 / (j + 1.0) - aux[2, i])
         return abs(d) * norm
     if metric == NRBP:
-        return abs(ri * aux[1, i] - rj * aux[1, j]) * norm
+        return abs(ri - rj) * (aux[1, i] - aux[1, j]) * norm
     # RR
     if ri > 0.0:
         if i != first:

@@ -30,18 +30,31 @@ _TABLE_BINS = 1024 * 1024
 
 @njit(cache=True)
 def _rho(d, sigma, table):
-    """1 / (1 + exp(sigma * d)), exactly or through LightGBM's 2**20-bin lookup table."""
-    if not table:
-        return 1.0 / (1.0 + math.exp(sigma * d))
-    lo = -50.0 / sigma / 2.0
-    factor = _TABLE_BINS / (-2.0 * lo)
-    if d <= lo:
-        x = lo
-    elif d >= -lo:
-        x = (_TABLE_BINS - 1) / factor + lo
-    else:
-        x = int((d - lo) * factor) / factor + lo
-    return 1.0 / (1.0 + math.exp(x * sigma))
+    """(rho, rho * (1 - rho)) with rho = 1 / (1 + exp(sigma * d)).
+
+    Exact mode evaluates rho (1 - rho) = e / (1 + e)**2 without cancellation, so a badly
+    mis-ordered pair keeps a positive hessian while its gradient is largest.  Table mode
+    reproduces LightGBM's 2**20-bin lookup table and its rho * (1 - rho).
+    """
+    if table:
+        lo = -50.0 / sigma / 2.0
+        factor = _TABLE_BINS / (-2.0 * lo)
+        if d <= lo:
+            x = lo
+        elif d >= -lo:
+            x = (_TABLE_BINS - 1) / factor + lo
+        else:
+            x = int((d - lo) * factor) / factor + lo
+        rho = 1.0 / (1.0 + math.exp(x * sigma))
+        return rho, rho * (1.0 - rho)
+    x = sigma * d
+    if x >= 0.0:
+        e = math.exp(-x)
+        rho = e / (1.0 + e)
+        return rho, rho / (1.0 + e)
+    e = math.exp(x)
+    rho = 1.0 / (1.0 + e)
+    return rho, e * rho * rho
 
 
 @njit(cache=True)
@@ -82,12 +95,12 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
             d = s[hi] - s[lo]
             if by_score:
                 dm /= eps + abs(d)
-            rho = _rho(d, sigma, table)
+            rho, q = _rho(d, sigma, table)
             lam = sigma * dm * rho
             if hess_mode == HESS_LIGHTGBM:
-                hh = sigma * sigma * dm * rho * (1.0 - rho)
+                hh = sigma * sigma * dm * q
             else:
-                hh = 2.0 * dm * max(rho * (1.0 - rho), 1e-16)
+                hh = 2.0 * dm * max(q, 1e-16)
             g[hi] -= lam
             g[lo] += lam
             h[hi] += hh
