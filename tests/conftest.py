@@ -26,7 +26,7 @@ def find_dataset(name: str) -> pathlib.Path:
         pytest.skip(f"dataset {name!r} not available: {err}")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def dataset_path():
     """``dataset_path(name) -> pathlib.Path``, skipping the test when the data is absent."""
     return find_dataset

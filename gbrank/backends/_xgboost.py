@@ -71,11 +71,16 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
     if early_stopping_rounds and not evals:
         raise ValueError("early_stopping_rounds needs an eval_set to watch")
     history: dict = {}
-    higher = metric.specs[0].higher_is_better if evals else True
+    callbacks = []
+    if early_stopping_rounds:
+        # XGBoost's own early_stopping_rounds watches the *last* metric; name the first.
+        spec = metric.specs[0]
+        callbacks.append(xgb.callback.EarlyStopping(
+            rounds=early_stopping_rounds, metric_name=str(spec), data_name=evals[-1][1],
+            maximize=spec.higher_is_better, save_best=False))
     booster = xgb.train(
         params, train, num_boost_round=n_estimators, evals=evals, obj=obj,
-        custom_metric=metric if evals else None, maximize=higher,
-        early_stopping_rounds=early_stopping_rounds or None, evals_result=history,
+        custom_metric=metric if evals else None, evals_result=history, callbacks=callbacks,
         verbose_eval=verbose if verbose else False,
     )
     if early_stopping_rounds and hasattr(booster, "best_iteration"):

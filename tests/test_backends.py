@@ -1,0 +1,135 @@
+"""gbrank objectives inside LightGBM and XGBoost: reproducing the built-ins, the adapters,
+and the native API against GBRanker.  One suite parametrised over backends where it can."""
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from gbrank.backends import (LGBMRankerObjective, LightGBMMetric, LightGBMObjective, XGBoostMetric,
+                             XGBoostObjective)
+from gbrank.datasets import load_letor, make_letor
+from gbrank.estimators import GBRanker
+from gbrank.lambdas import LambdaObjective
+
+
+def _sizes(qid):
+    return np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]))
+
+
+@pytest.fixture(scope="module")
+def mq2008_fold1(dataset_path):
+    split = load_letor(dataset_path("mq2008") / "Fold1" / "train.txt.gz")
+    return split.X, split.y, split.qid
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_letor(n_queries=60, docs_per_query=(5, 40), n_features=10, random_state=3)
+
+
+LGB_PARAMS = dict(learning_rate=0.1, num_leaves=31, verbosity=-1, num_threads=2, seed=1,
+                  deterministic=True, force_col_wise=True)
+
+
+def _lgb_train(X, y, qid, objective, rounds=20):
+    return lgb.train(dict(LGB_PARAMS, objective=objective), lgb.Dataset(X, y, group=_sizes(qid)), rounds)
+
+
+def _first_split(booster):
+    tree = booster.dump_model()["tree_info"][0]["tree_structure"]
+    return tree["split_feature"], tree["threshold"]
+
+
+def test_reproduces_lightgbm_lambdarank_on_mq2008(mq2008_fold1):
+    X, y, qid = mq2008_fold1
+    builtin = _lgb_train(X, y, qid, "lambdarank")
+    ours = _lgb_train(X, y, qid, LightGBMObjective(LambdaObjective.like_lightgbm()))
+    assert _first_split(ours) == _first_split(builtin)
+    np.testing.assert_allclose(ours.predict(X), builtin.predict(X), rtol=0, atol=1e-4)
+
+
+XGB_TOPK = dict(lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=32,
+                lambdarank_normalization=True, lambdarank_score_normalization=True)
+XGB_PARAMS = dict(eta=0.1, max_depth=6, tree_method="hist", nthread=2, seed=1, base_score=0.5,
+                  disable_default_eval_metric=1)
+
+
+@pytest.mark.parametrize("metric, builtin", [("ndcg", "rank:ndcg"), ("ap", "rank:map")])
+def test_reproduces_xgboost_lambdarank_on_mq2008(mq2008_fold1, metric, builtin):
+    X, y, qid = mq2008_fold1
+    if metric == "ap":
+        y = (y >= 1).astype(float)  # XGBoost's MAP takes binary labels
+    d = xgb.DMatrix(X, y)
+    d.set_group(_sizes(qid))
+    ref = xgb.train(dict(XGB_PARAMS, objective=builtin, **XGB_TOPK), d, 20)
+    ours = xgb.train(XGB_PARAMS, d, 20, obj=XGBoostObjective(LambdaObjective.like_xgboost(metric)))
+    assert ours.get_dump()[0].split("\n")[0] == ref.get_dump()[0].split("\n")[0]
+    np.testing.assert_allclose(ours.predict(d), ref.predict(d), rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("objective", ["nrbp@0.9", "ap", LambdaObjective("rr", truncation=5)], ids=str)
+def test_native_lightgbm_api_and_gbranker_give_identical_models(small, objective):
+    X, y, qid = small
+    model = GBRanker(objective, n_estimators=15, random_state=1, n_jobs=2,
+                     backend_params={"deterministic": True, "force_col_wise": True}).fit(X, y, qid=qid)
+    obj = objective if isinstance(objective, LambdaObjective) else LambdaObjective(objective)
+    params = model._library_params(obj)
+    booster = lgb.train(dict(params, objective=LightGBMObjective(obj), metric="None", verbosity=-1),
+                        lgb.Dataset(X, y, group=_sizes(qid)), 15)
+    np.testing.assert_array_equal(model.predict(X), booster.predict(X))
+
+
+def test_native_xgboost_api_and_gbranker_give_identical_models(small):
+    X, y, qid = small
+    model = GBRanker("nrbp@0.95", backend="xgboost", n_estimators=15, random_state=1, n_jobs=2).fit(X, y, qid=qid)
+    obj = LambdaObjective("nrbp@0.95")
+    d = xgb.DMatrix(X, y)
+    d.set_group(_sizes(qid))
+    params = dict(model._library_params(obj), disable_default_eval_metric=1)
+    booster = xgb.train(params, d, 15, obj=XGBoostObjective(obj))
+    np.testing.assert_array_equal(model.predict(X), booster.predict(xgb.DMatrix(X)))
+
+
+def test_lgbmranker_four_argument_callable_gets_groups(small):
+    X, y, qid = small
+    obj = LambdaObjective("ndcg")
+    ranker = lgb.LGBMRanker(objective=LGBMRankerObjective(obj), n_estimators=10, verbose=-1,
+                            min_sum_hessian_in_leaf=1e-3, n_jobs=2, deterministic=True, force_col_wise=True)
+    ranker.fit(X, y, group=_sizes(qid))
+    booster = lgb.train(dict(objective=LightGBMObjective(obj), verbosity=-1, min_sum_hessian_in_leaf=1e-3,
+                             num_threads=2, deterministic=True, force_col_wise=True),
+                        lgb.Dataset(X, y, group=_sizes(qid)), 10)
+    np.testing.assert_allclose(ranker.predict(X), booster.predict(X), atol=1e-12)
+    assert np.std(ranker.predict(X)) > 0
+
+
+def test_metric_callbacks_report_the_evaluator_numbers(small):
+    import gbrank
+
+    X, y, qid = small
+    scores = np.random.default_rng(0).random(len(y))
+    expected = gbrank.evaluate(y, scores, qid, ["ndcg@10", "nrbp@0.95", "mean_rank"]).mean()
+    d = lgb.Dataset(X, y, group=_sizes(qid)).construct()
+    got = LightGBMMetric(["ndcg@10", "nrbp@0.95", "mean_rank"])(scores, d)
+    assert [(n, hb) for n, _, hb in got] == [("ndcg@10", True), ("nrbp@0.95", True), ("mean_rank", False)]
+    np.testing.assert_allclose([v for _, v, _ in got], expected.to_numpy())
+    dx = xgb.DMatrix(X, y)
+    dx.set_group(_sizes(qid))
+    gotx = XGBoostMetric(["ndcg@10", "nrbp@0.95", "mean_rank"])(scores.astype(np.float32), dx)
+    np.testing.assert_allclose([v for _, v in gotx], expected.to_numpy(), rtol=1e-6)
+
+
+def test_xgboost_objective_uses_query_weights(small):
+    X, y, qid = small
+    sizes = _sizes(qid)
+    d = xgb.DMatrix(X, y)
+    d.set_group(sizes)
+    w = np.arange(1, len(sizes) + 1, dtype=float)
+    d.set_weight(w)
+    obj = LambdaObjective("ap")
+    g, h = XGBoostObjective(obj)(np.zeros(len(y), np.float32), d)
+    g0, h0 = obj.gradients(np.zeros(len(y)), y, np.r_[0, np.cumsum(sizes)])
+    assert g.shape == (len(y), 1)
+    np.testing.assert_allclose(g[:, 0], g0 * np.repeat(w, sizes))
+    np.testing.assert_allclose(h[:, 0], h0 * np.repeat(w, sizes))

@@ -1,0 +1,140 @@
+"""GBRanker: one behavioural suite over both backends, scikit-learn tools, and bad inputs."""
+
+import pickle
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, GroupKFold
+
+import gbrank
+from gbrank.datasets import make_letor
+from gbrank.estimators import GBRanker
+from gbrank.lambdas import LambdaObjective
+
+BACKENDS = ["lightgbm", "xgboost"]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_letor(n_queries=120, docs_per_query=(8, 30), n_features=12, random_state=5)
+    cut = np.searchsorted(qid, qid[len(qid) * 2 // 3])
+    return (X[:cut], y[:cut], qid[:cut]), (X[cut:], y[cut:], qid[cut:])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("objective", ["ndcg", "ap", "rr", "nrbp@0.95"])
+def test_default_settings_learn(data, backend, objective):
+    (X, y, qid), (Xt, yt, qt) = data
+    model = GBRanker(objective, backend=backend, n_estimators=40, random_state=0).fit(X, y, qid=qid)
+    random = gbrank.evaluate(yt, np.random.default_rng(0).random(len(yt)), qt, "ndcg@10").mean().iloc[0]
+    assert model.score(Xt, yt, qt) > random + 0.1
+
+
+@pytest.mark.parametrize("backend, builtin", [("lightgbm", "lightgbm:lambdarank"),
+                                              ("lightgbm", "lightgbm:rank_xendcg"),
+                                              ("xgboost", "xgboost:rank:ndcg"),
+                                              ("xgboost", "xgboost:rank:pairwise")])
+def test_builtin_objectives_run_through_the_estimator(data, backend, builtin):
+    (X, y, qid), (Xt, yt, qt) = data
+    model = GBRanker(builtin, backend=backend, n_estimators=30, random_state=0).fit(X, y, qid=qid)
+    assert model.objective_ == builtin.split(":", 1)[1]
+    assert model.score(Xt, yt, qt) > 0.5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_early_stopping_on_a_gbrank_metric(data, backend):
+    (X, y, qid), (Xt, yt, qt) = data
+    model = GBRanker("ndcg", backend=backend, n_estimators=300, learning_rate=0.3,
+                     eval_metric=["nrbp@0.95", "ap"], early_stopping_rounds=5).fit(
+        X, y, qid=qid, eval_set=[(Xt, yt, qt)])
+    history = model.evals_result_["valid_0"]["nrbp@0.95"]
+    assert model.best_iteration_ < 300
+    assert len(history) == model.best_iteration_ + 5
+    assert history[model.best_iteration_ - 1] == max(history)
+    assert "ap" in model.evals_result_["valid_0"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_clone_pickle_and_refit_are_consistent(data, backend):
+    (X, y, qid), _ = data
+    model = GBRanker("nrbp@0.9", backend=backend, n_estimators=10, random_state=0, n_jobs=1)
+    fitted = clone(model).fit(X, y, qid=qid)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
+    np.testing.assert_array_equal(clone(model).fit(X, y, qid=qid).predict(X), fitted.predict(X))
+    assert clone(model).get_params() == model.get_params()
+
+
+def test_grid_search_with_group_kfold_routes_qid(data):
+    (X, y, qid), _ = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(GBRanker(n_estimators=10, random_state=0),
+                              {"objective": ["ndcg", "nrbp@0.95"]}, cv=GroupKFold(n_splits=3))
+        search.fit(X, y, qid=qid, groups=qid)
+    assert set(search.cv_results_["param_objective"]) == {"ndcg", "nrbp@0.95"}
+    assert np.all(search.cv_results_["mean_test_score"] > 0.3)
+
+
+def test_xgboost_weights_must_be_per_query(data):
+    (X, y, qid), _ = data
+    w = np.ones(len(y))
+    w[1] = 2.0
+    with pytest.raises(ValueError, match="constant within each query"):
+        GBRanker(backend="xgboost", n_estimators=2).fit(X, y, qid=qid, sample_weight=w)
+    per_query = np.repeat(np.arange(len(np.unique(qid))) + 1.0, np.unique(qid, return_counts=True)[1])
+    GBRanker(backend="xgboost", n_estimators=2).fit(X, y, qid=qid, sample_weight=per_query)
+
+
+def test_not_fitted_and_feature_count():
+    with pytest.raises(NotFittedError):
+        GBRanker().predict(np.zeros((2, 3)))
+    X, y, qid = make_letor(n_queries=5, n_features=4, random_state=0)
+    model = GBRanker(n_estimators=2).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="3 features, but the model was fitted with 4"):
+        model.predict(X[:, :3])
+
+
+@pytest.mark.parametrize("kwargs, fit_change, message", [
+    ({"objective": "mrr"}, {}, "unknown objective metric"),
+    ({"objective": "nrbp@1.5"}, {}, "strictly between 0 and 1"),
+    ({"objective": "xgboost:rank:ndcg"}, {}, "use backend='xgboost'"),
+    ({"objective": "lightgbm:lambdamart"}, {}, "unknown built-in objective"),
+    ({"backend": "catboost"}, {}, "backend must be one of"),
+    ({}, {"qid": "interleaved"}, "more than one run of rows"),
+    ({}, {"qid": None}, "pass qid"),
+    ({}, {"y": "short"}, "one entry per row"),
+    ({}, {"y": "nan"}, "NaN or infinite"),
+    ({}, {"y": "big"}, "over 30"),
+    ({}, {"y": "negative"}, "non-negative"),
+    ({}, {"early": True}, "needs an eval_set"),
+])
+def test_bad_inputs_raise_clear_errors(kwargs, fit_change, message):
+    X, y, qid = make_letor(n_queries=6, n_features=3, random_state=0)
+    y = y.copy()
+    qid = qid.copy()
+    if fit_change.get("qid") == "interleaved":
+        qid = np.r_[qid[1:], qid[:1]]
+    elif "qid" in fit_change:
+        qid = None
+    if fit_change.get("y") == "short":
+        y = y[:-1]
+    elif fit_change.get("y") == "nan":
+        y[3] = np.nan
+    elif fit_change.get("y") == "big":
+        y[3] = 31
+    elif fit_change.get("y") == "negative":
+        y[3] = -1
+    if fit_change.get("early"):
+        kwargs = dict(kwargs, early_stopping_rounds=3)
+    with pytest.raises((ValueError, TypeError), match=message):
+        GBRanker(n_estimators=2, **kwargs).fit(X, y, qid=qid)
+
+
+def test_objective_instance_is_used_as_given(data):
+    (X, y, qid), _ = data
+    obj = LambdaObjective.like_lightgbm()
+    model = GBRanker(obj, n_estimators=3).fit(X, y, qid=qid)
+    assert model.objective_ is obj
