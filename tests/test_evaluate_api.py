@@ -606,3 +606,35 @@ def test_docstring_examples_hold():
 
     failed, attempted = doctest.testmod(module, raise_on_error=False)
     assert attempted > 0 and failed == 0
+
+
+def test_docs_metrics_page_examples_run():
+    import doctest
+
+    failed, attempted = doctest.testfile(str(ROOT / "docs" / "metrics.md"), module_relative=False,
+                                         optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert attempted > 0 and failed == 0
+
+
+def test_worked_example_of_the_docs():
+    """The hand-computed table of docs/metrics.md."""
+    log2 = np.log2
+    idcg = 3 + 1 / log2(3)
+    pess = {"dcg": 3 / log2(4) + 1 / log2(5), "ap": (1 / 3 + 2 / 4) / 2, "rr": 1 / 3, "p@3": 1 / 3,
+            "r@3": 0.5, "rbp@0.5": 0.1875, "nrbp@0.5": 0.25, "auc": 2 / 6, "mean_rank": 3.5,
+            "max_rank": 4.0}
+    opt = {"dcg": 3 / log2(3) + 1 / log2(5), "ap": 0.5, "rr": 0.5, "p@3": 1 / 3, "r@3": 0.5,
+           "rbp@0.5": 0.3125, "nrbp@0.5": 0.3125 / 0.75, "auc": 0.5, "mean_rank": 3.0,
+           "max_rank": 4.0}
+    for d in (pess, opt):
+        d["ndcg"] = d["dcg"] / idcg
+    names = list(pess)
+    args = ([0, 2, 0, 1, 0], [0.9, 0.7, 0.7, 0.3, 0.1], ["A"] * 5, names)
+    expected = {"pessimistic": pess, "optimistic": opt, "stable": opt,
+                "average": {m: (pess[m] + opt[m]) / 2 for m in names}}
+    for ties, values in expected.items():
+        row = gbrank.evaluate(*args, ties=ties).per_query.loc["A"]
+        for m in names:
+            assert row[m] == pytest.approx(values[m], abs=1e-12), (ties, m)
+    assert gbrank.evaluate(*args[:3], "ndcg", gain="linear").per_query.loc["A", "ndcg"] == \
+        pytest.approx(0.5936, abs=5e-5)
