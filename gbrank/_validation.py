@@ -33,7 +33,16 @@ def as_1d_float(values, name: str) -> np.ndarray:
 
 def check_same_length(**arrays) -> int:
     """All arrays have the same number of rows; returns it."""
-    lengths = {name: len(a) for name, a in arrays.items() if a is not None}
+    lengths = {}
+    for name, a in arrays.items():
+        if a is None:
+            continue
+        try:
+            lengths[name] = len(a)
+        except TypeError:
+            raise TypeError(
+                f"{name} must be an array-like with one entry per row, got {type(a).__name__} {a!r:.40}"
+            ) from None
     if len(set(lengths.values())) > 1:
         detail = ", ".join(f"{k}={v}" for k, v in lengths.items())
         raise ValueError(f"inputs must have one entry per row, but their lengths differ: {detail}")
@@ -84,7 +93,13 @@ def group_by_qid(qid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise ValueError(f"qid must be one-dimensional (one query id per row), got shape {q.shape}")
     if q.dtype.kind == "f" and not np.all(np.isfinite(q)):
         raise ValueError("qid contains NaN or infinite values; every row needs a query id")
-    order = np.argsort(q, kind="stable")
+    try:
+        order = np.argsort(q, kind="stable")
+    except TypeError:
+        raise TypeError(
+            "qid values must be comparable with each other (all numbers or all strings, none "
+            "missing); found mixed types or None"
+        ) from None
     sq = q[order]
     cut = np.flatnonzero(sq[1:] != sq[:-1]) + 1
     starts = np.concatenate(([0], cut, [len(q)])).astype(np.int64)

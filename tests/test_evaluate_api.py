@@ -83,6 +83,13 @@ def test_non_numeric_input_raises_type_error():
         _call(metrics=[10])
 
 
+def test_missing_or_scalar_query_ids_raise_a_clear_type_error():
+    with pytest.raises(TypeError, match=r"qid values must be comparable .* found mixed types or None"):
+        _call(qid=np.array([1, None, 1], dtype=object))
+    with pytest.raises(TypeError, match=r"qid must be an array-like with one entry per row, got int 5"):
+        _call(qid=5)
+
+
 def test_labels_accepted_at_the_edges():
     assert _call(y_true=[30, 0, 0]).per_query["ndcg"].iloc[0] == 1.0
     # real-valued and large grades are fine with the linear gain
