@@ -289,3 +289,26 @@ def test_per_query_table_columns_and_sizes():
     assert list(r.per_query.columns) == ["ndcg@10", "ap", "n_items", "n_relevant"]
     assert isinstance(r.per_query, pd.DataFrame)
     assert r.per_query["n_items"].tolist() == [len(s) for s, _ in lists]
+
+
+@pytest.mark.parametrize("ties", ["average", "pessimistic"])
+def test_real_valued_labels_and_extreme_parameters_match_brute_force(ties):
+    """Linear gain on real-valued grades, a fractional threshold, persistence near 0 and 1."""
+    rng = np.random.default_rng(31)
+    lists = []
+    for _ in range(150):
+        n = int(rng.integers(1, 8))
+        labels = np.round(rng.uniform(0, 3, n) * (rng.random(n) < 0.6), 2)
+        lists.append((rng.integers(0, 3, n).astype(float), labels))
+    qid = np.concatenate([np.full(len(s), i) for i, (s, _) in enumerate(lists)])
+    scores = np.concatenate([s for s, _ in lists])
+    labels = np.concatenate([lab for _, lab in lists])
+    names = ["ndcg", "ndcg@2", "dcg@4", "ap@2", "rr", "rbp@0.01", "nrbp@0.99", "p@2", "r@2", "auc",
+             "mean_rank", "max_rank"]
+    got = gbrank.evaluate(labels, scores, qid, names, ties=ties, gain="linear",
+                          relevance_threshold=1.5).per_query[names].to_numpy()
+    expected = np.array([[
+        (lambda v: 0.0 if v is None else v)(
+            expected_metric(m, list(s), list(lab), ties, gain_kind="linear", threshold=1.5))
+        for m in names] for s, lab in lists])
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
