@@ -1,20 +1,26 @@
 """Swap deltas |dM_ij| of one list, O(1) per pair after an O(n) preparation.
 
-The list is in rank order (position 0 is the top).  ``prepare`` fills three rows of
-per-position state for the metric and returns the list's normaliser; ``delta``
-then gives |M(after swapping positions i < j) - M(now)|:
+The list is in rank order (position 0 is the top).  ``prepare`` fills five rows of
+per-position state ``a, w, r, b, v`` and returns the list's normaliser.  For nDCG,
+nRBP and AP the delta of swapping positions i < j is one *linear form*::
 
-- nDCG: |gain_i - gain_j| * |1/log2(i+2) - 1/log2(j+2)| / IDCG (IDCG@k under truncation,
-  as LightGBM and XGBoost);
-- AP (binary at the threshold): from the prefix counts C[r] of relevant items and the
-  prefix sums S[r] of 1/(rank) over relevant items (REFERENCE.md section 2);
-- RR: non-zero only for pairs that move the first relevant item;
-- nRBP(p): (1 - p) |rel_i - rel_j| |p**i - p**j| / (1 - p**R).  (The swap moves each
-  item's gain to the other's position, so the change factors like nDCG's; the form
-  |rel_i p**i - rel_j p**j| sometimes written for it is not the swap delta and fails
-  the brute-force test.)
+    |dM_ij| = |(a_i - a_j)(w_i - w_j) + (r_i - r_j)(b_j - b_i) + r_j (1 - r_i)(v_i - v_j)| * norm
 
-Adding a metric is one branch in each of the two functions plus a registry entry.
+- nDCG: a = gain(l), w = 1/log2(r + 2), norm = 1 / IDCG (IDCG@k under truncation, as
+  LightGBM and XGBoost);
+- nRBP(p): a = rel, w = p**r, norm = (1 - p) / (1 - p**R)  (the swap moves each item's
+  gain to the other's position, so the change factors like nDCG's; the form
+  |rel_i p**i - rel_j p**j| sometimes written for it is not the swap delta);
+- AP (binary at the threshold): r = rel, b = C[r]/(r+1) - S[r], v = 1/(r+1), norm = 1/R,
+  with C the prefix count of relevant items and S the prefix sum of 1/(rank) over them:
+  a relevant item moving down from i to j changes R * AP by
+  t = C[j]/(j+1) - C[i]/(i+1) - (S[j] - S[i]) = b_j - b_i, one moving up by
+  -t + 1/(i+1) - 1/(j+1).
+- RR is not linear: it changes only for pairs that move the first relevant item
+  (``rr_delta``).
+
+Adding a metric is a branch in ``prepare`` (and, if its delta is not of the linear
+form, its own delta function) plus a registry entry.
 """
 
 from __future__ import annotations
@@ -27,24 +33,25 @@ from ..metrics._registry import AP, NDCG, NRBP, RR
 
 # metric name -> kernel code, for the metrics that have a swap delta
 DELTA_METRICS = {"ndcg": NDCG, "ap": AP, "rr": RR, "nrbp": NRBP}
+N_ROWS = 5  # rows of per-position state: a, w, r, b, v
 
 
 @njit(cache=True)
 def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
-    """Fill ``aux`` (3 x n) for the list whose labels in rank order are ``lab``.
+    """Fill ``aux`` (N_ROWS x n) for the list whose labels in rank order are ``lab``.
 
-    Returns ``(norm, first, second)``: the factor that turns a raw delta into a
-    normalised one (0 when the metric is undefined, so every delta is 0), and for RR
-    the positions of the first and second relevant items (n when absent).
+    Returns ``(norm, first, second)``: the normaliser (0 when the metric is undefined,
+    so every delta is 0) and the positions of the first and second relevant items (n
+    when absent), which RR needs.
     """
     n = lab.shape[0]
+    aux[:, :n] = 0.0
     first = n
     second = n
     if metric == NDCG:
         for r in range(n):
             aux[0, r] = gain(lab[r], gain_code)
             aux[1, r] = discount(r)
-        # IDCG@trunc: the ideal order sorts the gains
         ideal = -np.sort(-aux[0, :n])
         kk = n if trunc <= 0 or trunc > n else trunc
         idcg = 0.0
@@ -54,52 +61,54 @@ def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
     n_rel = 0.0
     for r in range(n):
         rel = 1.0 if lab[r] >= threshold else 0.0
-        aux[0, r] = rel
         if rel > 0.0:
             if first == n:
                 first = r
             elif second == n:
                 second = r
         n_rel += rel
+        if metric == NRBP:
+            aux[0, r] = rel
+        else:
+            aux[2, r] = rel
     if n_rel == 0.0:
         return 0.0, first, second
-    if metric == AP:
-        c = 0.0
-        s = 0.0
-        for r in range(n):
-            c += aux[0, r]
-            s += aux[0, r] / (r + 1.0)
-            aux[1, r] = c
-            aux[2, r] = s
-        return 1.0 / n_rel, first, second
     if metric == NRBP:
         pw = 1.0
         for r in range(n):
             aux[1, r] = pw
             pw *= p
         return (1.0 - p) / (1.0 - p**n_rel), first, second
+    if metric == AP:
+        c = 0.0
+        s = 0.0
+        for r in range(n):
+            inv = 1.0 / (r + 1.0)
+            c += aux[2, r]
+            s += aux[2, r] * inv
+            aux[3, r] = c * inv - s
+            aux[4, r] = inv
+        return 1.0 / n_rel, first, second
     return 1.0, first, second  # RR
 
 
+@njit(cache=True, inline="always")
+def linear_delta(aux, i, j, norm):
+    """|dM| of swapping positions i < j for nDCG, nRBP and AP (module docstring)."""
+    ri = aux[2, i]
+    rj = aux[2, j]
+    return abs((aux[0, i] - aux[0, j]) * (aux[1, i] - aux[1, j])
+               + (ri - rj) * (aux[3, j] - aux[3, i])
+               + rj * (1.0 - ri) * (aux[4, i] - aux[4, j])) * norm
+
+
 @njit(cache=True)
-def delta(metric, i, j, aux, norm, first, second):
-    """|dM| for swapping rank positions i < j (0-based) of a prepared list."""
-    if metric == NDCG:
-        return abs(aux[0, i] - aux[0, j]) * (aux[1, i] - aux[1, j]) * norm
-    ri = aux[0, i]
-    rj = aux[0, j]
+def rr_delta(aux, i, j, norm, first, second):
+    """|dRR| of swapping positions i < j: non-zero only when the first relevant item moves."""
+    ri = aux[2, i]
+    rj = aux[2, j]
     if ri == rj or norm == 0.0:
         return 0.0
-    if metric == AP:
-        if ri > 0.0:  # a relevant item moves down from i to j
-            d = aux[1, j] / (j + 1.0) - aux[1, i] / (i + 1.0) - (aux[2, j] - aux[2, i])
-        else:  # a relevant item moves up from j to i
-            d = ((aux[1, i] + 1.0) / (i + 1.0) - aux[1, j] / (j + 1.0)
-                 + aux[2, j] - 1.0 / (j + 1.0) - aux[2, i])
-        return abs(d) * norm
-    if metric == NRBP:
-        return abs(ri - rj) * (aux[1, i] - aux[1, j]) * norm
-    # RR
     if ri > 0.0:
         if i != first:
             return 0.0
@@ -108,3 +117,11 @@ def delta(metric, i, j, aux, norm, first, second):
     if i < first:
         return 1.0 / (i + 1.0) - 1.0 / (first + 1.0)
     return 0.0
+
+
+@njit(cache=True)
+def delta(metric, i, j, aux, norm, first, second):
+    """|dM| for swapping rank positions i < j (0-based) of a prepared list."""
+    if metric == RR:
+        return rr_delta(aux, i, j, norm, first, second)
+    return linear_delta(aux, i, j, norm)

@@ -5,11 +5,12 @@ For a pair (i, j) of one list with l_i > l_j, d = s_i - s_j and weight |dM_ij|
 
     rho     = 1 / (1 + exp(sigma * d))
     g_i    -= sigma * |dM| * rho            g_j += sigma * |dM| * rho
-    h_i, h_j += sigma**2 * |dM| * rho * (1 - rho)           (hessian="lightgbm")
-             or 2 * |dM| * max(rho * (1 - rho), 1e-16)       (hessian="xgboost")
+    h_i, h_j += sigma**2 * |dM| * max(rho * (1 - rho), 1e-16)   (hessian="lightgbm")
+             or 2 * |dM| * max(rho * (1 - rho), 1e-16)            (hessian="xgboost")
 
-Pairs are the pairs of different labels with at least one member in the current top
-``trunc`` positions (all pairs when ``trunc <= 0``); the current ranking is a stable
+rho and rho (1 - rho) are formed from e_r = exp(sigma (s_r - s_0)) without an exp per
+pair and without cancellation (see ``list_gradients``).  Pairs are the pairs of
+different labels with at least one member in the current top ``trunc`` positions (all pairs when ``trunc <= 0``); the current ranking is a stable
 descending sort of the scores, so tied scores keep their input order (as LightGBM and
 XGBoost).  With list normalisation the list's g and h are multiplied by
 log2(1 + S) / S, S = sum over pairs of 2 * sigma * |dM| * rho.
@@ -22,7 +23,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._deltas import delta, prepare
+from ..metrics._registry import RR
+from ._deltas import N_ROWS, delta, linear_delta, prepare, rr_delta
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
 _TABLE_BINS = 1024 * 1024
@@ -57,27 +59,59 @@ def _rho(d, sigma, table):
     return rho, e * rho * rho
 
 
+@njit(cache=True, inline="always")
+def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table):
+    """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo."""
+    if by_score:
+        dm = dm / (eps + abs(d))
+    if per_pair_exp:
+        rho, q = _rho(d, sigma, table)
+    else:
+        inv = 1.0 / (e_hi + e_lo)
+        rho = e_lo * inv
+        q = rho * e_hi * inv
+    lam = sigma * dm * rho
+    # rho (1 - rho) is floored at 1e-16 (XGBoost's floor; LightGBM's table never goes
+    # below about 1e-11) so that a pair with a gradient always has a positive hessian
+    if hess_mode == HESS_LIGHTGBM:
+        return lam, sigma * sigma * dm * max(q, 1e-16)
+    return lam, 2.0 * dm * max(q, 1e-16)
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, g, h):
+    """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
+    has |dM| = 0 and adds nothing.  Returns S."""
+    n = s.shape[0]
+    total = 0.0
+    for i in range(top):
+        li = lab[i]
+        si = s[i]
+        ei = e[i]
+        gi = 0.0
+        hi = 0.0
+        for j in range(i + 1, n):
+            up = li > lab[j]
+            lam, hh = _pair_terms(linear_delta(aux, i, j, norm), si - s[j] if up else s[j] - si,
+                                  ei if up else e[j], e[j] if up else ei, sigma, by_score, eps,
+                                  hess_mode, False, False)
+            sl = lam if up else -lam
+            gi -= sl
+            g[j] += sl
+            hi += hh
+            h[j] += hh
+            total += 2.0 * lam
+        g[i] += gi
+        h[i] += hi
+    return total
+
+
 @njit(cache=True)
-def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, list_norm,
-                   hess_mode, table, gain_code, threshold, grad, hess):
-    """Gradients and hessians of one list, written into ``grad`` and ``hess``."""
-    n = scores.shape[0]
-    for r in range(n):
-        grad[r] = 0.0
-        hess[r] = 0.0
-    if n < 2:
-        return
-    order = np.argsort(-scores, kind="mergesort")
-    s = scores[order]
-    lab = labels[order]
-    aux = np.empty((3, n))
-    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
-    if norm == 0.0:
-        return
-    g = np.zeros(n)
-    h = np.zeros(n)
-    by_score = score_norm and s[0] != s[n - 1]
-    top = n - 1 if trunc <= 0 or trunc > n - 1 else trunc
+def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
+                  hess_mode, per_pair_exp, table, g, h):
+    """Any metric, exp (or LightGBM's table) per pair, skipping pairs of zero delta: the
+    path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  Returns S."""
+    n = s.shape[0]
     total = 0.0
     for i in range(top):
         li = lab[i]
@@ -92,20 +126,75 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
                 hi, lo = i, j
             else:
                 hi, lo = j, i
-            d = s[hi] - s[lo]
-            if by_score:
-                dm /= eps + abs(d)
-            rho, q = _rho(d, sigma, table)
-            lam = sigma * dm * rho
-            if hess_mode == HESS_LIGHTGBM:
-                hh = sigma * sigma * dm * q
-            else:
-                hh = 2.0 * dm * max(q, 1e-16)
+            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps,
+                                  hess_mode, per_pair_exp, table)
             g[hi] -= lam
             g[lo] += lam
             h[hi] += hh
             h[lo] += hh
             total += 2.0 * lam
+    return total
+
+
+@njit(cache=True)
+def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode, g, h):
+    """RR: only pairs that move the first relevant item have a delta, so visit just those:
+    (first, any non-relevant j below it) and (non-relevant i above it, any relevant j).
+    Returns S."""
+    n = s.shape[0]
+    rel = aux[2]
+    total = 0.0
+    for i in range(min(top, first + 1)):
+        for j in range(max(i + 1, first), n):
+            if (i == first) == (rel[j] > 0.0):
+                continue
+            dm = rr_delta(aux, i, j, norm, first, second)
+            hi, lo = (i, j) if i == first else (j, i)
+            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps,
+                                  hess_mode, False, False)
+            g[hi] -= lam
+            g[lo] += lam
+            h[hi] += hh
+            h[lo] += hh
+            total += 2.0 * lam
+    return total
+
+
+@njit(cache=True)
+def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, list_norm,
+                   hess_mode, table, gain_code, threshold, grad, hess):
+    """Gradients and hessians of one list, written into ``grad`` and ``hess``."""
+    n = scores.shape[0]
+    for r in range(n):
+        grad[r] = 0.0
+        hess[r] = 0.0
+    if n < 2:
+        return
+    order = np.argsort(-scores, kind="mergesort")
+    s = scores[order]
+    lab = labels[order]
+    aux = np.empty((N_ROWS, n))
+    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    if norm == 0.0:
+        return
+    g = np.zeros(n)
+    h = np.zeros(n)
+    by_score = score_norm and s[0] != s[n - 1]
+    top = n - 1 if trunc <= 0 or trunc > n - 1 else trunc
+    # e_r = exp(sigma (s_r - s_0)) in (0, 1] turns rho into a ratio: no exp per pair,
+    # unless LightGBM's table is asked for or e would underflow (scores spanning > 700/sigma)
+    per_pair_exp = table or sigma * (s[0] - s[n - 1]) >= 700.0
+    e = np.ones(n)
+    if not per_pair_exp:
+        for r in range(n):
+            e[r] = math.exp(sigma * (s[r] - s[0]))
+    if per_pair_exp:
+        total = _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score,
+                              eps, hess_mode, per_pair_exp, table, g, h)
+    elif metric == RR:
+        total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode, g, h)
+    else:
+        total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, g, h)
     factor = 1.0
     if list_norm and total > 0.0:
         factor = math.log2(1.0 + total) / total

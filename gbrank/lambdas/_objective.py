@@ -59,8 +59,8 @@ class LambdaObjective:
     swapped their current ranks::
 
         g_i -= sigma |dM_ij| rho         g_j += sigma |dM_ij| rho
-        h_i, h_j += sigma^2 |dM_ij| rho (1 - rho)      (hessian="lightgbm")
-                    2 |dM_ij| max(rho (1 - rho), 1e-16) (hessian="xgboost")
+        h_i, h_j += sigma^2 |dM_ij| max(rho (1 - rho), 1e-16)   (hessian="lightgbm")
+                    2 |dM_ij| max(rho (1 - rho), 1e-16)         (hessian="xgboost")
 
     g is the derivative of the RankNet-style loss with respect to the score, as the
     boosting libraries expect.  The current ranking is a stable descending sort of the

@@ -7,7 +7,7 @@ from numba import njit
 
 from .._validation import as_1d_float, check_choice, check_labels
 from ..metrics import GAINS
-from ._deltas import DELTA_METRICS, delta, prepare
+from ._deltas import DELTA_METRICS, N_ROWS, delta, prepare
 from ._objective import parse_objective_metric
 
 
@@ -17,7 +17,7 @@ def _swap_matrix(scores, labels, metric, p, trunc, gain_code, threshold):
     out = np.zeros((n, n))
     order = np.argsort(-scores, kind="mergesort")
     lab = labels[order]
-    aux = np.empty((3, n))
+    aux = np.empty((N_ROWS, n))
     norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
     for i in range(n):
         for j in range(i + 1, n):
