@@ -44,7 +44,22 @@ def _gbrank_imports(path: pathlib.Path) -> set[str]:
 ALLOWED = {
     "metrics": set(),
     "evaluation": {"metrics"},
+    "datasets": set(),
+    "lambdas": {"metrics"},
+    "backends": {"metrics", "evaluation"},
+    "estimators": {"metrics", "evaluation", "lambdas", "backends"},
 }
+
+
+def test_only_the_backend_module_imports_its_library():
+    for path in PKG.rglob("*.py"):
+        text = path.read_text()
+        rel = str(path.relative_to(PKG))
+        for lib, home in (("lightgbm", "backends/_lightgbm.py"), ("xgboost", "backends/_xgboost.py")):
+            if f"import {lib}" in text:
+                assert rel == home, f"{rel} imports {lib}; only {home} may"
+        if "import torch" in text:
+            assert rel.startswith("torch/"), f"{rel} imports torch; only gbrank/torch may"
 
 
 def test_dependencies_flow_one_way():

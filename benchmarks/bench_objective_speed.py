@@ -1,0 +1,172 @@
+"""Speed of gbrank's LambdaRank objectives against LightGBM's built-in lambdarank.
+
+Runs both in one process on an MSLR-sized synthetic set and prints ratios (the machine
+is shared and noisy, so only ratios measured side by side in one run mean anything):
+
+1. whole training runs (``lightgbm.train``, 100 rounds, 31 leaves, 2 threads) of the
+   built-in ``lambdarank`` and of gbrank's dnDCG configured the same way (its two
+   normalisations, exact sigmoid), with truncation 30 and with truncation off
+   (LightGBM: truncation level = the longest list);
+2. one gradient call of each gbrank metric (dnDCG, dAP, dRR, dnRBP) at default settings;
+3. numba compilation, cold (empty cache directory) and from the on-disk cache, each in a
+   fresh interpreter;
+4. peak memory of training on one list of 50,000 documents with truncation 30.
+
+    python benchmarks/bench_objective_speed.py            # full (a few minutes)
+    python benchmarks/bench_objective_speed.py --quick    # smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def _train_seconds(lgb, dataset, objective, params, rounds):
+    t = time.perf_counter()
+    lgb.train(dict(params, objective=objective), dataset, num_boost_round=rounds)
+    return time.perf_counter() - t
+
+
+def training_runs(args):
+    import lightgbm as lgb
+
+    from gbrank.backends import LightGBMObjective
+    from gbrank.datasets import make_letor
+    from gbrank.lambdas import LambdaObjective
+    from gbrank.lambdas._objective import LIGHTGBM_EPS
+
+    X, y, qid = make_letor(n_queries=args.queries, docs_per_query=(60, 180), n_features=136,
+                           max_label=4, random_state=0)
+    sizes = np.unique(qid, return_counts=True)[1]
+    print(f"data: {X.shape[0]:,} rows, {len(sizes):,} lists (mean {sizes.mean():.1f}, max {sizes.max()}), "
+          f"{X.shape[1]} features, labels 0-{int(y.max())}")
+    dataset = lgb.Dataset(X, y, group=sizes, params={"verbosity": -1, "max_bin": 255}, free_raw_data=False)
+    dataset.construct()
+    base = dict(num_leaves=31, learning_rate=0.1, num_threads=args.threads, verbosity=-1,
+                force_col_wise=True, seed=0)
+    rows = []
+    for label, trunc in (("truncation 30", 30), ("truncation off", None)):
+        level = 30 if trunc else int(sizes.max())
+        builtin_params = dict(base, lambdarank_truncation_level=level)
+        ours = LightGBMObjective(LambdaObjective(
+            "ndcg", truncation=trunc, score_normalization=True, list_normalization=True,
+            score_normalization_eps=LIGHTGBM_EPS))
+        # warm up both (numba from its cache; LightGBM's first-iteration setup)
+        _train_seconds(lgb, dataset, "lambdarank", builtin_params, 2)
+        _train_seconds(lgb, dataset, ours, base, 2)
+        t_builtin, t_ours = [], []
+        for _ in range(args.repeats):  # interleaved so that drifting load hits both
+            t_builtin.append(_train_seconds(lgb, dataset, "lambdarank", builtin_params, args.rounds))
+            t_ours.append(_train_seconds(lgb, dataset, ours, base, args.rounds))
+        rows.append({"setting": label, "lightgbm_s": min(t_builtin), "gbrank_s": min(t_ours),
+                     "ratio": min(t_ours) / min(t_builtin)})
+        print(f"  {label:15s} LightGBM lambdarank {min(t_builtin):7.2f} s   gbrank dnDCG {min(t_ours):7.2f} s"
+              f"   ratio {min(t_ours) / min(t_builtin):.3f}")
+    return rows, (y, np.concatenate(([0], np.cumsum(sizes))))
+
+
+def gradient_calls(y, ptr, repeats):
+    from gbrank.lambdas import LambdaObjective
+
+    scores = np.random.default_rng(1).normal(size=len(y))
+    out = {}
+    for name in ("ndcg", "ap", "rr", "nrbp@0.95"):
+        obj = LambdaObjective(name)
+        obj.gradients(scores, y, ptr)
+        best = np.inf
+        for _ in range(repeats):
+            t = time.perf_counter()
+            obj.gradients(scores, y, ptr)
+            best = min(best, time.perf_counter() - t)
+        out[name] = best
+    for name, sec in out.items():
+        print(f"  {name:10s} {sec * 1e3:8.1f} ms   {sec / out['ndcg']:.2f}x dnDCG")
+    return out
+
+
+COMPILE_SNIPPET = """
+import time, numpy as np
+t = time.perf_counter()
+from gbrank.lambdas import LambdaObjective
+for m in ("ndcg", "ap", "rr", "nrbp@0.9"):
+    LambdaObjective(m).gradients(np.array([0.3, 0.1, 0.2]), np.array([1.0, 0.0, 2.0]), np.array([0, 3]))
+print(time.perf_counter() - t)
+"""
+
+
+def compile_times():
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        run = lambda: float(subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, check=True,  # noqa: E731
+                                           capture_output=True, text=True).stdout.split()[-1])
+        cold = run()
+        warm = run()
+    print(f"  first call, empty cache (compiles): {cold:.2f} s; from the on-disk cache: {warm:.2f} s")
+    return {"cold_s": cold, "cached_s": warm}
+
+
+MEMORY_SNIPPET = """
+import resource, numpy as np, lightgbm as lgb
+from gbrank.backends import LightGBMObjective
+from gbrank.lambdas import LambdaObjective
+n = 50_000
+rng = np.random.default_rng(0)
+X = rng.normal(size=(n, 20)); y = rng.integers(0, 5, n).astype(float)
+obj = LightGBMObjective(LambdaObjective("ndcg", truncation=30))
+lgb.train({"objective": obj, "verbosity": -1, "num_threads": 2, "min_sum_hessian_in_leaf": 1e-3},
+          lgb.Dataset(X, y, group=[n]), num_boost_round=5)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def long_list_memory():
+    out = subprocess.run([sys.executable, "-c", MEMORY_SNIPPET], check=True, capture_output=True, text=True)
+    mib = float(out.stdout.split()[-1])
+    print(f"  one list of 50,000 documents, truncation 30, 5 rounds: peak RSS {mib:.0f} MiB (limit 1024)")
+    return {"peak_rss_mib": mib}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=4800)
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="300 lists, 10 rounds, 1 repeat")
+    parser.add_argument("--save", help="write the numbers to this JSON file")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.queries, args.rounds, args.repeats = 300, 10, 1
+    import lightgbm
+    import numba
+
+    print(f"gbrank objective speed — lightgbm {lightgbm.__version__}, numba {numba.__version__}, "
+          f"{os.cpu_count()} cores, {platform.python_version()}")
+    print("1. training runs (best of", args.repeats, "each)")
+    runs, (y, ptr) = training_runs(args)
+    print("2. one gradient call per metric (default settings, best of 5)")
+    grads = gradient_calls(y, ptr, 5)
+    print("3. numba compilation")
+    comp = compile_times()
+    print("4. memory")
+    mem = long_list_memory()
+    result = {"args": vars(args), "training": runs, "gradient_call_s": grads, "compile": comp, "memory": mem,
+              "versions": {"lightgbm": lightgbm.__version__, "numba": numba.__version__,
+                           "numpy": np.__version__, "python": platform.python_version()}}
+    if args.save:
+        with open(args.save, "w") as fh:
+            json.dump(result, fh, indent=2)
+    return result
+
+
+if __name__ == "__main__":
+    main()
