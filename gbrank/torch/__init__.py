@@ -1,0 +1,34 @@
+"""The PyTorch path of gbrank: ranking losses, matrix factorisation and a network ranker.
+
+This is the only part of gbrank that imports torch.
+
+* Losses on padded batches of lists (``scores``, ``labels``, ``mask`` of shape [B, L]),
+  one value per list: smoothed listwise nDCG, AP, RR and nRBP (Li et al. SIGIR 2021,
+  Eqs 11-19), LambdaRank with dnDCG, dAP, dRR, dnRBP(p) weights and the RankNet
+  log-loss, k-OS (Weston et al. RecSys 2013), WARP and BPR; :func:`make_loss` builds any
+  of them by name.
+* The recommendation protocol of the paper: :func:`split_interactions`,
+  :func:`evaluate_recommender` (``"sampled"`` or ``"full"`` catalogue).
+* Estimators with scikit-learn conventions: :class:`MFRanker` (user, item) and
+  :class:`NetRanker` (features, query ids); ``save``/``load``.
+"""
+
+from ._device import resolve_device
+from ._interactions import InteractionSplit, NotEnoughNegatives, split_interactions
+from ._lambda import DELTAS, lambda_loss, lambda_weights
+from ._listwise import (gains, listwise_ap_loss, listwise_ndcg_loss, listwise_nrbp_loss, listwise_rr_loss,
+                        smooth_ranks)
+from ._losses import LOSSES, RankingLoss, make_loss
+from ._mf import MatrixFactorization, MFRanker
+from ._protocol import PROTOCOLS, evaluate_recommender
+from ._sampled import bpr_loss, harmonic, kos_loss, warp_loss
+
+__all__ = [
+    "LOSSES", "RankingLoss", "make_loss",
+    "smooth_ranks", "gains", "listwise_ndcg_loss", "listwise_ap_loss", "listwise_rr_loss", "listwise_nrbp_loss",
+    "DELTAS", "lambda_weights", "lambda_loss",
+    "kos_loss", "warp_loss", "bpr_loss", "harmonic",
+    "InteractionSplit", "NotEnoughNegatives", "split_interactions", "PROTOCOLS", "evaluate_recommender",
+    "MatrixFactorization", "MFRanker",
+    "resolve_device",
+]
