@@ -1,0 +1,451 @@
+"""Matrix factorisation trained with a ranking loss: :class:`MFRanker`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ._base import TorchRanker
+from ._batching import bucket_batches, pad
+from ._interactions import (NotEnoughNegatives, _check_nsr, check_pairs, csr_difference, csr_from, csr_rows,
+                            csr_take, holdout, sample_negatives)
+from ._protocol import PROTOCOLS, evaluate_full, evaluate_sampled
+from ._training import train
+
+
+class MatrixFactorization(torch.nn.Module):
+    """Scores s(u, i) = <U_u, V_i> from user factors U [n_users, D] and item factors V [n_items, D]."""
+
+    def __init__(self, n_users: int, n_items: int, n_factors: int):
+        super().__init__()
+        self.user_factors = torch.nn.Embedding(n_users, n_factors)
+        self.item_factors = torch.nn.Embedding(n_items, n_factors)
+
+    def reset_parameters(self, std: float, generator: torch.Generator | None = None) -> None:
+        with torch.no_grad():
+            torch.nn.init.normal_(self.user_factors.weight, 0.0, std, generator=generator)
+            torch.nn.init.normal_(self.item_factors.weight, 0.0, std, generator=generator)
+
+    def forward(self, users: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        """``users [B]`` and ``items [B, L]`` -> scores ``[B, L]``."""
+        u = self.user_factors(users)
+        v = self.item_factors(items)
+        return (v * u[:, None, :]).sum(dim=2)
+
+
+def _combine(pos, neg):
+    """Per-user lists: positives (label 1) then negatives (label 0), as flat CSR arrays."""
+    lp, ln = np.diff(pos[0]), np.diff(neg[0])
+    ptr = np.concatenate([[0], np.cumsum(lp + ln)]).astype(np.int64)
+    items = np.empty(ptr[-1], dtype=np.int64)
+    labels = np.zeros(ptr[-1], dtype=np.float32)
+    rp = csr_rows(pos[0])
+    at = ptr[rp] + np.arange(len(rp)) - pos[0][rp]
+    items[at], labels[at] = pos[1], 1.0
+    rn = csr_rows(neg[0])
+    items[ptr[rn] + lp[rn] + np.arange(len(rn)) - neg[0][rn]] = neg[1]
+    return ptr, items, labels
+
+
+class _MFTask:
+    """Training lists of the users (positives + sampled negatives) and validation."""
+
+    def __init__(self, train_pos, exclude, n_items, nsr, resample, batch_size, names, validation):
+        self.train_pos, self.exclude, self.n_items = train_pos, exclude, n_items
+        self.need = nsr * np.diff(train_pos[0])
+        self.users = np.flatnonzero(self.need > 0)
+        self.resample, self.batch_size, self.names = resample, batch_size, names
+        self.validation = validation
+        self._lists = None
+
+    def lists(self, rng):
+        if self._lists is None or self.resample:
+            neg = sample_negatives(self.need, self.exclude, self.n_items, rng, what="training negatives",
+                                   names=self.names)
+            self._lists = _combine(self.train_pos, neg)
+        return self._lists
+
+    def batches(self, rng):
+        ptr, items, labels = self.lists(rng)
+        for rows in bucket_batches(self.users, np.diff(ptr), self.batch_size, rng):
+            yield (rows,) + tuple(pad(rows, ptr, items, labels))
+
+    @staticmethod
+    def tensors(batch, device):
+        rows, items, labels, mask = batch
+        return ((torch.from_numpy(rows).to(device), torch.from_numpy(items).to(device)),
+                torch.from_numpy(labels).to(device), torch.from_numpy(mask).to(device))
+
+    @staticmethod
+    def slice(inputs, a, b):
+        return inputs[0][a:b], inputs[1][a:b]
+
+    @staticmethod
+    def scores(module, inputs):
+        return module(*inputs)
+
+    def validate(self, module):
+        if self.validation is None:
+            return None
+        return self.validation(module)
+
+
+def _pair_scores(module, users: np.ndarray, items: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    device = module.user_factors.weight.device
+    out = np.empty(len(users), dtype=np.float64)
+    with torch.no_grad():
+        for a in range(0, len(users), chunk):
+            u = module.user_factors(torch.from_numpy(users[a:a + chunk]).to(device))
+            v = module.item_factors(torch.from_numpy(items[a:a + chunk]).to(device))
+            out[a:a + chunk] = (u * v).sum(dim=1).double().cpu().numpy()
+    return out
+
+
+def _row_scores(module, users: np.ndarray) -> np.ndarray:
+    device = module.user_factors.weight.device
+    with torch.no_grad():
+        u = module.user_factors(torch.from_numpy(np.asarray(users, dtype=np.int64)).to(device))
+        return (u @ module.item_factors.weight.T).double().cpu().numpy()
+
+
+class _Validation:
+    """Model selection on sampled lists (explicit candidates) or on the full catalogue."""
+
+    def __init__(self, metric, protocol, users=None, items=None, labels=None, positives=None,
+                 exclude=None, n_items=None):
+        self.metric, self.protocol = metric, protocol
+        self.users, self.items, self.labels = users, items, labels
+        self.positives, self.exclude, self.n_items = positives, exclude, n_items
+
+    def __call__(self, module) -> float:
+        name = str(self.metric)
+        if self.protocol == "sampled":
+            scores = _pair_scores(module, self.users, self.items)
+            return float(evaluate_sampled(scores, self.labels, self.users, [self.metric]).mean()[name])
+        with_pos = np.flatnonzero(np.diff(self.positives[0]) > 0)
+        res = evaluate_full(lambda rows: _row_scores(module, rows), with_pos, self.positives, self.exclude,
+                            self.n_items, [self.metric])
+        return float(res.mean()[name])
+
+
+class MFRanker(TorchRanker):
+    r"""Matrix factorisation for top-n recommendation, trained with a ranking loss.
+
+    Scores are s(u, i) = <U_u, V_i> with ``n_factors``-dimensional user and item factors
+    (Li et al. 2021, Sec. 3.1).  Training follows the paper's protocol (Sec. 4.2): ratings
+    are binarised at ``relevance_threshold``; each user's list holds its training positives
+    and ``nsr`` times as many negatives drawn from the items it never interacted with;
+    the loss is computed per list and averaged over a batch of ``batch_size`` users.
+
+    Parameters
+    ----------
+    loss : str, default "listwise_nrbp"
+        ``listwise_ndcg``, ``listwise_ap``, ``listwise_rr``, ``listwise_nrbp`` (smoothed
+        listwise losses), ``lambda_ndcg``, ``lambda_ap``, ``lambda_rr``, ``lambda_nrbp@p``
+        (LambdaRank with the RankNet log-loss), ``kos_warp``, ``kos_auc``, ``warp``, ``bpr``.
+        See :func:`make_loss`.
+    n_factors : int, default 32
+    nsr : int, default 1
+        Negative sampling ratio: negatives per training positive (paper: 1, 2, 5).  Also the
+        ratio of the sampled validation lists.
+    optimizer : {"sgd", "adam"}, default "sgd"
+        The paper trains with SGD; the thesis with Adam.
+    learning_rate : float or None
+        None: 0.1 for SGD, 0.01 for Adam.
+    weight_decay : float, default 0
+        L2 penalty of the optimiser.
+    epochs : int, default 100
+    batch_size : int, default 32
+        Users (lists) per optimisation step.
+    eval_every : int, default 1
+        Evaluate the validation metric every this many epochs (and after the last one).
+    eval_metric : str or None
+        Model-selection metric for :func:`gbrank.evaluate`; None: the metric the loss aims
+        at (``ndcg``, ``ap``, ``rr``, ``nrbp@0.95`` for the listwise nRBP loss, ``nrbp@p``
+        for ``lambda_nrbp@p``, ``ndcg`` for k-OS, WARP and BPR).
+    eval_protocol : {"sampled", "full"}, default "sampled"
+        Validation lists: held-out positives with ``nsr`` x sampled negatives, or against
+        the whole catalogue minus the user's training items.
+    validation_size : float, default 0.1
+        Fraction of each user's positives held out for validation (round half up; 0: no
+        validation, the last epoch is kept).  Ignored when ``fit`` gets ``eval_set``.
+    early_stopping : int or None
+        Stop after this many evaluations without improvement.
+    resample_negatives : bool, default True
+        Draw new training negatives every epoch; False draws them once (the paper's fixed
+        sample).
+    relevance_threshold : float, default 1
+        ``y >= relevance_threshold`` is a positive (the paper binarises ratings at 4).
+    min_positives : int, default 1
+        Users with fewer positives in ``fit`` are left out (``dropped_users_``) and unknown
+        to the model (the paper keeps users with at least 25).
+    loss_params : dict or None
+        Options of the loss (``temperature``, ``sigma``, ``normalize``, k-OS's ``k``...).
+    init_std : float, default 0.1
+        Factors start as N(0, init_std^2).
+    device : str, default "auto"
+        "auto" (CUDA when available), "cpu", "cuda", "cuda:1"...
+    random_state : int or None
+        Seed of everything random in ``fit`` (split, negatives, initialisation, k-OS/WARP
+        draws); on the CPU a seed gives identical models.
+    verbose : int, default 1
+        0 hides the progress bar.
+
+    Attributes
+    ----------
+    users_, items_ : numpy.ndarray
+        Known user and item ids (sorted).
+    dropped_users_ : numpy.ndarray
+        Users left out by ``min_positives`` (including users without any positive).
+    module_ : MatrixFactorization
+        The trained factors, on the CPU.
+    loss_ : RankingLoss
+    eval_metric_ : str
+    history_ : pandas.DataFrame
+        Per epoch: loss, seconds, and the validation metric where evaluated.
+    best_epoch_, best_score_ : int, float or None
+        Epoch whose weights were kept, and its validation score.
+
+    Examples
+    --------
+    >>> X = [[u, i] for u in range(4) for i in range(6) if (u + i) % 2 == 0]
+    >>> model = MFRanker(loss="lambda_ndcg", epochs=3, verbose=0, random_state=0,
+    ...                  validation_size=0).fit(X)
+    >>> model.recommend([0], k=2).shape
+    (1, 2)
+    """
+
+    def __init__(self, loss: str = "listwise_nrbp", n_factors: int = 32, nsr: int = 1, optimizer: str = "sgd",
+                 learning_rate: float | None = None, weight_decay: float = 0.0, epochs: int = 100,
+                 batch_size: int = 32, eval_every: int = 1, eval_metric: str | None = None,
+                 eval_protocol: str = "sampled", validation_size: float = 0.1, early_stopping: int | None = None,
+                 resample_negatives: bool = True, relevance_threshold: float = 1.0, min_positives: int = 1,
+                 loss_params: dict | None = None, init_std: float = 0.1, device: str = "auto",
+                 random_state: int | None = None, verbose: int = 1):
+        self.loss = loss
+        self.n_factors = n_factors
+        self.nsr = nsr
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.eval_every = eval_every
+        self.eval_metric = eval_metric
+        self.eval_protocol = eval_protocol
+        self.validation_size = validation_size
+        self.early_stopping = early_stopping
+        self.resample_negatives = resample_negatives
+        self.relevance_threshold = relevance_threshold
+        self.min_positives = min_positives
+        self.loss_params = loss_params
+        self.init_std = init_std
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ---- fit --------------------------------------------------------------------------
+    def fit(self, X, y=None, *, items=None, eval_set=None):
+        """Train on (user, item) interactions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, 2)
+            (user id, item id) pairs; ids may be any hashable values.
+        y : array-like of shape (n,), optional
+            Ratings (binarised at ``relevance_threshold``) or 1s; None means every pair is
+            a positive.  Pairs below the threshold are interactions too: they are never
+            drawn as negatives, nor recommended with ``exclude_seen``.
+        items : array-like, optional
+            Further item ids of the catalogue (e.g. ``split.items``): they get factors, can
+            be drawn as negatives and recommended, though no user interacted with them in X.
+        eval_set : (X_eval, y_eval), optional
+            Explicit candidate lists for model selection (e.g. ``split.X_test,
+            split.y_test``, which is the paper's choice of the epoch on the test set);
+            replaces the internal validation split.
+
+        Returns
+        -------
+        self
+        """
+        loss, metric, config, device, rng, generator = self._setup()
+        nsr = _check_nsr(self.nsr)
+        if self.eval_protocol not in PROTOCOLS:
+            raise ValueError(f"eval_protocol must be one of {list(PROTOCOLS)}, got {self.eval_protocol!r}")
+        val_size = float(self.validation_size)
+        if not 0.0 <= val_size < 1.0:
+            raise ValueError(f"validation_size must lie in [0, 1), got {self.validation_size!r}")
+        if isinstance(self.n_factors, bool) or not isinstance(self.n_factors, (int, np.integer)) or self.n_factors < 1:
+            raise ValueError(f"n_factors must be a positive integer, got {self.n_factors!r}")
+        min_pos = int(self.min_positives)
+        if min_pos < 1:
+            raise ValueError(f"min_positives must be at least 1, got {self.min_positives!r}")
+        items_extra = items
+        users, items, ratings = check_pairs(X, y)
+        if ratings is None:
+            ratings = np.ones(len(users))
+        positive = ratings >= self.relevance_threshold
+
+        user_ids, ucode = np.unique(users, return_inverse=True)
+        n_pos = np.bincount(ucode[positive], minlength=len(user_ids))
+        kept = n_pos >= min_pos
+        if not kept.any():
+            raise ValueError(
+                f"no user has at least {min_pos} positive interaction(s) (y >= {self.relevance_threshold:g}); "
+                f"the most any user has is {int(n_pos.max(initial=0))}. Ranking losses need positives: "
+                "check relevance_threshold (ratings are binarised at it) or min_positives")
+        self.dropped_users_ = user_ids[~kept]
+        remap = np.full(len(user_ids), -1, dtype=np.int64)
+        remap[kept] = np.arange(int(kept.sum()))
+        rows = kept[ucode]
+        self.users_ = user_ids[kept]
+        catalogue = items[rows] if items_extra is None else np.concatenate(
+            [items[rows], np.asarray(items_extra).reshape(-1)])
+        self.items_ = np.unique(catalogue)
+        icode = np.searchsorted(self.items_, items[rows])
+        ucode = remap[ucode[rows]]
+        positive = positive[rows]
+        n_users, n_items = len(self.users_), len(self.items_)
+        self.n_users_, self.n_items_ = n_users, n_items
+
+        seen = csr_from(ucode, icode, n_users)
+        positives = csr_from(ucode[positive], icode[positive], n_users)
+        self.seen_indptr_, self.seen_items_ = seen
+
+        validation = None
+        if eval_set is not None:
+            train_pos, exclude = positives, seen
+            validation = self._eval_set_validation(eval_set, metric)
+        elif val_size > 0:
+            held = holdout(positives[0], val_size, rng)
+            prow = csr_rows(positives[0])
+            val_pos = csr_from(prow[held], positives[1][held], n_users)
+            train_pos = csr_from(prow[~held], positives[1][~held], n_users)
+            exclude = csr_difference(seen, val_pos, n_items)  # held-out positives may be drawn, as test ones
+            if self.eval_protocol == "sampled":
+                need = nsr * np.diff(val_pos[0])
+                neg = sample_negatives(need, seen, n_items, rng, what="validation negatives", names=self.users_)
+                lists = _combine(val_pos, neg)
+                qid = csr_rows(lists[0])
+                validation = _Validation(metric, "sampled", users=qid, items=lists[1],
+                                         labels=lists[2].astype(np.float64))
+            else:
+                validation = _Validation(metric, "full", positives=val_pos, exclude=exclude, n_items=n_items)
+        else:
+            train_pos, exclude = positives, seen
+        if np.diff(train_pos[0]).sum() == 0:
+            raise ValueError("no training positive is left after the validation split; lower validation_size")
+        task = _MFTask(train_pos, exclude, n_items, nsr, bool(self.resample_negatives), int(self.batch_size),
+                       self.users_, validation)
+        # fail early, with the user's id, when nsr asks for more negatives than exist
+        need, available = task.need, n_items - np.diff(exclude[0])
+        if (need > available).any():
+            u = int(np.flatnonzero(need > available)[0])
+            raise NotEnoughNegatives(
+                f"nsr={nsr} asks for {need[u]} training negatives for user {self.users_[u]!r}, but only "
+                f"{available[u]} of the {n_items} items are not among its interactions "
+                f"({int((need > available).sum())} user(s) are short); lower nsr or leave such users out")
+
+        module = MatrixFactorization(n_users, n_items, int(self.n_factors))
+        module.reset_parameters(float(self.init_std), generator)
+        module.to(device)
+        history, best_epoch, best_score = train(module, task, loss, config, device, generator, rng, str(metric))
+        self.module_ = module.cpu().eval()
+        self.loss_ = loss
+        self.eval_metric_ = str(metric)
+        self.history_ = history
+        self.best_epoch_ = int(best_epoch)
+        self.best_score_ = best_score
+        self.device_ = str(device)
+        return self
+
+    def _eval_set_validation(self, eval_set, metric):
+        try:
+            X_eval, y_eval = eval_set
+        except (TypeError, ValueError):
+            raise ValueError("eval_set must be a pair (X_eval, y_eval)") from None
+        u, i, y_e = self._codes(X_eval, y_eval)
+        labels = (y_e >= self.relevance_threshold).astype(np.float64)
+        order = np.argsort(u, kind="stable")
+        return _Validation(metric, "sampled", users=u[order], items=i[order], labels=labels[order])
+
+    # ---- prediction -------------------------------------------------------------------
+    def _codes(self, X, y=None, allow_unknown: bool = False):
+        users, items, y = check_pairs(X, y)
+        u = pd.Index(self.users_).get_indexer(users)
+        i = pd.Index(self.items_).get_indexer(items)
+        if not allow_unknown and ((u < 0).any() or (i < 0).any()):
+            bad_u, bad_i = users[u < 0], items[i < 0]
+            first = (f"users {list(pd.unique(bad_u)[:5])}" if len(bad_u) else "") + (
+                ("; " if len(bad_u) else "") + f"items {list(pd.unique(bad_i)[:5])}" if len(bad_i) else "")
+            raise ValueError(
+                f"X holds {len(pd.unique(bad_u))} unknown user id(s) and {len(pd.unique(bad_i))} unknown item "
+                f"id(s) (first: {first}); the model scores only users and items seen in fit "
+                f"(users with fewer than min_positives={self.min_positives} positives were left out)")
+        return u.astype(np.int64), i.astype(np.int64), y
+
+    def _score_codes(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        return _pair_scores(self.module_, users, items)
+
+    def _score_user_rows(self, users: np.ndarray) -> np.ndarray:
+        return _row_scores(self.module_, users)
+
+    def _seen(self):
+        return self.seen_indptr_, self.seen_items_
+
+    def predict(self, X) -> np.ndarray:
+        """Scores s(u, i) of (user id, item id) pairs, shape (n,); unknown ids raise ValueError."""
+        self._check_fitted()
+        u, i, _ = self._codes(X)
+        return self._score_codes(u, i)
+
+    def recommend(self, users, k: int = 10, exclude_seen: bool = True, return_scores: bool = False):
+        """The top ``k`` items of each user, best first.
+
+        Parameters
+        ----------
+        users : array-like of user ids
+        k : int, default 10
+        exclude_seen : bool, default True
+            Leave out the items the user interacted with in ``fit`` (any rating).
+        return_scores : bool, default False
+            Also return the scores.
+
+        Returns
+        -------
+        items : numpy.ndarray of shape (len(users), k)
+            Item ids; with ``return_scores``, a pair ``(items, scores)``.
+        """
+        self._check_fitted()
+        users = np.asarray(users).reshape(-1)
+        codes = pd.Index(self.users_).get_indexer(users)
+        if (codes < 0).any():
+            raise ValueError(f"unknown user id(s) {list(pd.unique(users[codes < 0])[:5])}; the model knows the "
+                             f"{self.n_users_} users of fit (minus those dropped by min_positives)")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        n_seen = np.diff(self.seen_indptr_)[codes] if exclude_seen else np.zeros(len(codes), dtype=np.int64)
+        if len(codes) and k > self.n_items_ - n_seen.max():
+            raise ValueError(f"k={k} exceeds the {self.n_items_ - int(n_seen.max())} items a requested user "
+                             "has not seen; lower k or pass exclude_seen=False")
+        scores = self._score_user_rows(codes)
+        if exclude_seen:
+            local, items = csr_take(self.seen_indptr_, self.seen_items_, codes)
+            scores[local, items] = -np.inf
+        top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        ids = self.items_[top]
+        return (ids, np.take_along_axis(scores, top, axis=1)) if return_scores else ids
+
+    def score(self, X, y) -> float:
+        """Mean of ``eval_metric_`` over the users of candidate lists (X, y), via :func:`gbrank.evaluate`.
+
+        Labels are binarised at ``relevance_threshold``; a user without a relevant item
+        scores 0 (``empty="zero"``); ties are averaged.
+        """
+        self._check_fitted()
+        u, i, y = self._codes(X, y)
+        scores = self._score_codes(u, i)
+        labels = (y >= self.relevance_threshold).astype(np.float64)
+        res = evaluate_sampled(scores, labels, u, [self.eval_metric_])
+        return float(res.mean()[self.eval_metric_])

@@ -1,0 +1,122 @@
+"""The training loop shared by the estimators: optimiser, epochs, validation every k epochs,
+best epoch, early stopping, progress bar.
+
+A *task* supplies the data side (``MF`` or ``Net``): ``batches(rng)`` yields batches of
+padded lists, ``tensors(batch, device)`` turns one into ``(inputs, labels, mask)``,
+``scores(module, inputs)`` scores them, and ``validate(module)`` returns the value of the
+model-selection metric (or ``None`` without validation data).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+
+
+@dataclass
+class TrainConfig:
+    """Settings of :func:`train` (validated by the estimators)."""
+
+    optimizer: str = "sgd"
+    learning_rate: float = 0.1
+    weight_decay: float = 0.0
+    epochs: int = 100
+    eval_every: int = 1
+    early_stopping: int | None = None
+    higher_is_better: bool = True
+    verbose: int = 1
+    max_pairs: int = 1 << 22  # pair entries ([rows, P, L]) per forward chunk
+
+
+def check_config(optimizer, learning_rate, weight_decay, epochs, eval_every, early_stopping) -> None:
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
+    if not (isinstance(learning_rate, (int, float)) and learning_rate > 0 and math.isfinite(learning_rate)):
+        raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
+    if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
+        raise ValueError(f"weight_decay must be a non-negative number, got {weight_decay!r}")
+    for name, value in (("epochs", epochs), ("eval_every", eval_every)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if early_stopping is not None and (isinstance(early_stopping, bool) or not isinstance(
+            early_stopping, (int, np.integer)) or early_stopping < 1):
+        raise ValueError(f"early_stopping must be None or a positive number of evaluations, got {early_stopping!r}")
+
+
+def _chunks(n_rows: int, pairs_per_row: int, max_pairs: int):
+    step = max(1, max_pairs // max(pairs_per_row, 1))
+    return [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
+
+
+def train_epoch(module, task, loss, optimizer, device, generator, rng, max_pairs) -> tuple[float, int]:
+    """One pass over the task's batches; returns (mean loss per list, number of lists)."""
+    module.train()
+    total, count = 0.0, 0
+    for batch in task.batches(rng):
+        inputs, labels, mask = task.tensors(batch, device)
+        n_rows, width = labels.shape
+        n_pos = int((labels > 0).sum(dim=1).max()) if labels.numel() else 0
+        optimizer.zero_grad(set_to_none=True)
+        batch_loss = 0.0
+        for a, b in _chunks(n_rows, max(n_pos, 1) * width, max_pairs):
+            part = task.scores(module, task.slice(inputs, a, b))
+            per_list = loss(part, labels[a:b], mask[a:b], generator=generator)
+            value = per_list.sum() / n_rows
+            value.backward()
+            batch_loss += float(value.detach())
+        optimizer.step()
+        total += batch_loss * n_rows
+        count += n_rows
+    return (total / count if count else float("nan")), count
+
+
+def train(module, task, loss, config: TrainConfig, device: torch.device, generator: torch.Generator,
+          rng: np.random.Generator, metric_name: str | None):
+    """Train ``module`` in place; returns ``(history DataFrame, best_epoch, best_score)``.
+
+    With validation (``task.validate`` returning a number) the module ends with the weights
+    of its best evaluated epoch; without, with those of the last epoch.
+    """
+    from tqdm.auto import tqdm
+
+    optimizer = OPTIMIZERS[config.optimizer](module.parameters(), lr=config.learning_rate,
+                                             weight_decay=config.weight_decay)
+    history, best_state, best_epoch, best_score, stale = [], None, config.epochs, None, 0
+    sign = 1.0 if config.higher_is_better else -1.0
+    bar = tqdm(range(1, config.epochs + 1), disable=not config.verbose, desc="epochs", leave=False)
+    for epoch in bar:
+        start = time.perf_counter()
+        mean_loss, _ = train_epoch(module, task, loss, optimizer, device, generator, rng, config.max_pairs)
+        if not math.isfinite(mean_loss):
+            raise FloatingPointError(f"the training loss became {mean_loss} at epoch {epoch}; "
+                                     "lower the learning rate")
+        row = {"epoch": epoch, "loss": mean_loss, "seconds": time.perf_counter() - start}
+        if epoch % config.eval_every == 0 or epoch == config.epochs:
+            module.eval()
+            with torch.no_grad():
+                score = task.validate(module)
+            if score is not None:
+                row[metric_name] = score
+                if best_score is None or sign * score > sign * best_score:
+                    best_score, best_epoch, stale = score, epoch, 0
+                    best_state = copy.deepcopy(module.state_dict())
+                else:
+                    stale += 1
+                bar.set_postfix({"loss": f"{mean_loss:.4g}", metric_name: f"{score:.4f}"})
+        history.append(row)
+        if config.early_stopping is not None and stale >= config.early_stopping:
+            break
+    bar.close()
+    if best_state is not None:
+        module.load_state_dict(best_state)
+    else:
+        best_epoch = history[-1]["epoch"]
+    return pd.DataFrame(history), best_epoch, best_score
