@@ -133,3 +133,21 @@ def test_xgboost_objective_uses_query_weights(small):
     assert g.shape == (len(y), 1)
     np.testing.assert_allclose(g[:, 0], g0 * np.repeat(w, sizes))
     np.testing.assert_allclose(h[:, 0], h0 * np.repeat(w, sizes))
+
+
+def test_one_long_list_trains_within_1_gb():
+    """No n x n allocation per list: one list of 50,000 documents with truncation trains
+    in a fresh process whose peak resident memory stays under 1 GB."""
+    import subprocess
+    import sys
+
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_objective_speed.py"
+    spec = importlib.util.spec_from_file_location("bench_objective_speed", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    MEMORY_SNIPPET = bench.MEMORY_SNIPPET
+    out = subprocess.run([sys.executable, "-c", MEMORY_SNIPPET], check=True, capture_output=True, text=True)
+    assert float(out.stdout.split()[-1]) < 1024
