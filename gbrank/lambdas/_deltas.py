@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..metrics._kernels import discount, gain
+from ..metrics._kernels import AP_DIV_R, average_precision, dcg, discount, gain, nrbp, reciprocal_rank
 from ..metrics._registry import AP, NDCG, NRBP, RR
 
 # metric name -> kernel code, for the metrics that have a swap delta
@@ -125,3 +125,20 @@ def delta(metric, i, j, aux, norm, first, second):
     if metric == RR:
         return rr_delta(aux, i, j, norm, first, second)
     return linear_delta(aux, i, j, norm)
+
+
+@njit(cache=True)
+def list_value(metric, aux, norm, p):
+    """The metric of the prepared list in its current order, by the evaluator's kernels:
+    the value the swap deltas change (for nDCG: whole-list DCG / IDCG@trunc)."""
+    n = aux.shape[1]
+    fixed = np.arange(n + 1)
+    if norm == 0.0:
+        return 0.0
+    if metric == NDCG:
+        return dcg(aux[0], fixed, 0) * norm
+    if metric == NRBP:
+        return nrbp(aux[0], fixed, p)
+    if metric == AP:
+        return average_precision(aux[2], fixed, 0, AP_DIV_R)
+    return reciprocal_rank(aux[2], fixed, 0)

@@ -24,9 +24,10 @@ import numpy as np
 from numba import njit, prange
 
 from ..metrics._registry import RR
-from ._deltas import N_ROWS, delta, linear_delta, prepare, rr_delta
+from ._deltas import N_ROWS, delta, linear_delta, list_value, prepare, rr_delta
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
+BOUND_NONE, BOUND_LINEAR, BOUND_DIST = 0, 1, 2
 _TABLE_BINS = 1024 * 1024
 
 
@@ -60,8 +61,27 @@ def _rho(d, sigma, table):
 
 
 @njit(cache=True, inline="always")
-def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table):
-    """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo."""
+def _cdf_at(x, cdf, x0, x1):
+    """Linear interpolation of a smoothed CDF tabulated on a uniform grid over [x0, x1]."""
+    last = cdf.shape[0] - 1
+    t = (x - x0) / (x1 - x0) * last
+    if t <= 0.0:
+        return cdf[0]
+    if t >= last:
+        return cdf[last]
+    k = int(t)
+    f = t - k
+    return cdf[k] * (1.0 - f) + cdf[k + 1] * f
+
+
+@njit(cache=True, inline="always")
+def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
+                dist, rises, cdf, x0, x1, m, fm):
+    """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
+    With the distribution map the weight is |F~(M +- dm) - F~(M)|, the change of the
+    bounded metric (``rises``: the swap moves the higher label up, so M increases)."""
+    if dist:
+        dm = abs(_cdf_at(m + dm if rises else m - dm, cdf, x0, x1) - fm)
     if by_score:
         dm = dm / (eps + abs(d))
     if per_pair_exp:
@@ -79,7 +99,8 @@ def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, g, h):
+def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1,
+                  m, fm, g, h):
     """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
     has |dM| = 0 and adds nothing.  Returns S."""
     n = s.shape[0]
@@ -94,7 +115,7 @@ def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, g,
             up = li > lab[j]
             lam, hh = _pair_terms(linear_delta(aux, i, j, norm), si - s[j] if up else s[j] - si,
                                   ei if up else e[j], e[j] if up else ei, sigma, by_score, eps,
-                                  hess_mode, False, False)
+                                  hess_mode, False, False, dist, not up, cdf, x0, x1, m, fm)
             sl = lam if up else -lam
             gi -= sl
             g[j] += sl
@@ -108,7 +129,7 @@ def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, g,
 
 @njit(cache=True)
 def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
-                  hess_mode, per_pair_exp, table, g, h):
+                  hess_mode, per_pair_exp, table, dist, cdf, x0, x1, m, fm, g, h):
     """Any metric, exp (or LightGBM's table) per pair, skipping pairs of zero delta: the
     path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  Returns S."""
     n = s.shape[0]
@@ -127,7 +148,7 @@ def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_sc
             else:
                 hi, lo = j, i
             lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps,
-                                  hess_mode, per_pair_exp, table)
+                                  hess_mode, per_pair_exp, table, dist, hi > lo, cdf, x0, x1, m, fm)
             g[hi] -= lam
             g[lo] += lam
             h[hi] += hh
@@ -137,7 +158,8 @@ def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_sc
 
 
 @njit(cache=True)
-def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode, g, h):
+def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode, dist, cdf,
+              x0, x1, m, fm, g, h):
     """RR: only pairs that move the first relevant item have a delta, so visit just those:
     (first, any non-relevant j below it) and (non-relevant i above it, any relevant j).
     Returns S."""
@@ -151,7 +173,7 @@ def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, he
             dm = rr_delta(aux, i, j, norm, first, second)
             hi, lo = (i, j) if i == first else (j, i)
             lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps,
-                                  hess_mode, False, False)
+                                  hess_mode, False, False, dist, hi > lo, cdf, x0, x1, m, fm)
             g[hi] -= lam
             g[lo] += lam
             h[hi] += hh
@@ -162,8 +184,13 @@ def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, he
 
 @njit(cache=True)
 def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, list_norm,
-                   hess_mode, table, gain_code, threshold, grad, hess):
-    """Gradients and hessians of one list, written into ``grad`` and ``hess``."""
+                   hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
+    """Gradients and hessians of one list, written into ``grad`` and ``hess``.
+
+    Bounding: ``BOUND_LINEAR`` multiplies every delta by ``scale`` (1 / (max - min),
+    1 / E or 1 / (max - E); 0 for a list that cannot be bounded); ``BOUND_DIST`` replaces
+    it by the change of the smoothed CDF ``cdf`` (tabulated over [x0, x1]) between the
+    list's current metric value and the value after the swap."""
     n = scores.shape[0]
     for r in range(n):
         grad[r] = 0.0
@@ -175,6 +202,15 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
     lab = labels[order]
     aux = np.empty((N_ROWS, n))
     norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    dist = bound_code == BOUND_DIST
+    m = fm = 0.0
+    if dist:
+        if x1 <= x0:
+            return
+        m = list_value(metric, aux, norm, p)
+        fm = _cdf_at(m, cdf, x0, x1)
+    elif bound_code == BOUND_LINEAR:
+        norm *= scale
     if norm == 0.0:
         return
     g = np.zeros(n)
@@ -190,11 +226,13 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
             e[r] = math.exp(sigma * (s[r] - s[0]))
     if per_pair_exp:
         total = _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score,
-                              eps, hess_mode, per_pair_exp, table, g, h)
+                              eps, hess_mode, per_pair_exp, table, dist, cdf, x0, x1, m, fm, g, h)
     elif metric == RR:
-        total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode, g, h)
+        total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode,
+                          dist, cdf, x0, x1, m, fm, g, h)
     else:
-        total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, g, h)
+        total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
+                              x0, x1, m, fm, g, h)
     factor = 1.0
     if list_norm and total > 0.0:
         factor = math.log2(1.0 + total) / total
@@ -205,13 +243,16 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
 
 @njit(parallel=True, cache=True)
 def all_gradients(scores, labels, ptr, metric, p, sigma, trunc, score_norm, eps, list_norm,
-                  hess_mode, table, gain_code, threshold):
-    """Gradients and hessians of every list; list q is rows ``ptr[q]:ptr[q+1]``."""
+                  hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
+    """Gradients and hessians of every list; list q is rows ``ptr[q]:ptr[q+1]``.
+    ``scale``, ``x0``, ``x1`` hold one entry and ``cdf`` one row per list (ignored
+    without bounding)."""
     n = scores.shape[0]
     grad = np.empty(n)
     hess = np.empty(n)
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
         list_gradients(scores[a:b], labels[a:b], metric, p, sigma, trunc, score_norm, eps,
-                       list_norm, hess_mode, table, gain_code, threshold, grad[a:b], hess[a:b])
+                       list_norm, hess_mode, table, gain_code, threshold, bound_code, scale[q],
+                       cdf[q], x0[q], x1[q], grad[a:b], hess[a:b])
     return grad, hess

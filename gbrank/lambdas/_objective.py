@@ -7,7 +7,7 @@ import numpy as np
 from .._validation import as_1d_float, check_choice, check_group_ptr, check_labels
 from ..metrics import GAINS, check_persistence
 from ._deltas import DELTA_METRICS
-from ._kernel import HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
+from ._kernel import BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
 
 HESSIANS = {"lightgbm": HESS_LIGHTGBM, "xgboost": HESS_XGBOOST}
 LIGHTGBM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
@@ -203,10 +203,12 @@ class LambdaObjective:
         if len(s) != len(y):
             raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")
         ptr = check_group_ptr(group_ptr, len(s))
+        bound_code, scale, cdf, x0, x1 = self._bounding_arrays(y, ptr)
         grad, hess = all_gradients(
             s, y, ptr, DELTA_METRICS[self.metric], self.p or 0.0, self.sigma, self.truncation or 0,
             self.score_normalization, self.score_normalization_eps, self.list_normalization,
             HESSIANS[self.hessian], self.sigmoid_table, GAINS[self.gain], self.relevance_threshold,
+            bound_code, scale, cdf, x0, x1,
         )
         if weights is not None:
             w = as_1d_float(weights, "weights")
@@ -222,3 +224,9 @@ class LambdaObjective:
         if self.hessian_floor > 0:
             np.maximum(hess, self.hessian_floor, out=hess)
         return grad, hess
+
+    def _bounding_arrays(self, labels, ptr):
+        """(bound code, scale, cdf, x0, x1) for the kernel; dummies without bounding."""
+        n_lists = len(ptr) - 1
+        one = np.ones(n_lists)
+        return BOUND_NONE, one, np.zeros((n_lists, 2)), np.zeros(n_lists), one
