@@ -1,0 +1,382 @@
+"""Numba kernels of the bounds: one list *shape* at a time, and parallel loops over shapes.
+
+A shape is the multiset of per-item values a metric sees, stored sorted in descending
+order (``vals``): the binary relevance of each item (AP, RR, nRBP and the nRBP loss,
+``1.0`` for a label at or above the threshold) or the graded gain of each item (nDCG).
+Every metric value of one order comes from the kernels of ``gbrank.metrics`` (one
+definition per metric); the only formulas written here are closed forms of the
+maximum, minimum and expectation, which ``tests/test_bounds.py`` checks against those
+kernels on every order of small lists.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..metrics._kernels import (
+    AP_DIV_R,
+    average_precision,
+    dcg,
+    discount,
+    ideal_dcg,
+    mean_rank,
+    rbp,
+    reciprocal_rank,
+)
+from ..metrics._registry import AP, NDCG, NRBP, RR
+
+# the listwise nRBP loss of Li et al. (2021), Eq 19: not a metric of gbrank.metrics, it is
+# computed from the ``mean_rank`` kernel (sum of ranks = R * mean rank)
+NRBP_LOSS = 100
+
+# a sigmoid term with |a (x - d)| >= SIGMOID_CUT is 0 or 1 to within exp(-40) < 5e-18
+SIGMOID_CUT = 40.0
+# two metric values closer than this (relative to max(1, |value|)) are one value of D
+UNIQUE_RTOL = 1e-12
+
+
+@njit(cache=True)
+def normaliser(code, vals, k, p):
+    """The constant a metric value is divided by: IDCG@k (nDCG), the ideal RBP (nRBP), 1."""
+    if code == NDCG:
+        return ideal_dcg(vals, k)
+    if code == NRBP:
+        return rbp(vals, np.arange(vals.shape[0] + 1), p)  # vals are in the ideal order
+    return 1.0
+
+
+@njit(cache=True)
+def value_of_order(code, order_vals, bounds, k, p, norm, n_rel):
+    """Metric value of one fixed order, from gbrank's kernels.
+
+    ``bounds`` are tie-group boundaries: ``arange(n + 1)``, or any grouping of *equal*
+    values (then every order within a group is the same order, and the kernels'
+    tie average is the fixed order's value).
+
+    nDCG is whole-list DCG / IDCG@k (``norm``); with k = 0 it is the ``ndcg`` kernel's value.
+    """
+    if code == NDCG:
+        return dcg(order_vals, bounds, 0) / norm
+    if code == AP:
+        return average_precision(order_vals, bounds, 0, AP_DIV_R)
+    if code == RR:
+        return reciprocal_rank(order_vals, bounds, 0)
+    if code == NRBP:
+        return rbp(order_vals, bounds, p) / norm
+    # nRBP loss: sum over relevant items of (rank - 1), minus R (R - 1) / 2
+    return n_rel * mean_rank(order_vals, bounds) - n_rel * (n_rel + 1.0) / 2.0
+
+
+@njit(cache=True)
+def expectation_closed_form(code, vals, norm, p):
+    """E[M] over the n! orders of a non-degenerate shape (closed forms of docs/bounds.md)."""
+    n = vals.shape[0]
+    n_rel = vals.sum()  # binary metrics: R; nDCG: the sum of the gains
+    if code == NDCG:
+        # E[DCG] = mean gain * sum_r 1 / log2(r + 1)
+        s = 0.0
+        for q in range(n):
+            s += discount(q)
+        return n_rel / n * s / norm
+    if code == AP:
+        # Bestgen (2015): E[AP] = (R - 1)/(n - 1) + (n - R) H_n / (n (n - 1))
+        if n == 1:
+            return 1.0
+        h = 0.0
+        for r in range(1, n + 1):
+            h += 1.0 / r
+        return (n_rel - 1.0) / (n - 1.0) + (n - n_rel) * h / (n * (n - 1.0))
+    if code == RR:
+        # E[RR] = sum_r P(first relevant at r) / r, P(r) = C(n - r, R - 1) / C(n, R)
+        prob = n_rel / n
+        total = 0.0
+        last = n - int(n_rel) + 1
+        for r in range(1, last + 1):
+            total += prob / r
+            if r < last:
+                prob *= (n - r - n_rel + 1.0) / (n - r)
+        return total
+    if code == NRBP:
+        # E[RBP] = (1 - p) (R / n) sum_{r=1..n} p^(r-1) = (R / n)(1 - p^n)
+        return n_rel / n * (1.0 - p**n) / norm
+    return n_rel * (n - n_rel) / 2.0  # nRBP loss
+
+
+@njit(cache=True)
+def summary(code, vals, k, p):
+    """(minimum, maximum, expectation, n_rel) of one shape; zeros when R = 0 or n = 0.
+
+    The maximum and the minimum are the metric of the best order (``vals`` descending) and
+    of the worst order (ascending); the expectation is its closed form.
+    """
+    n = vals.shape[0]
+    n_rel = vals.sum() if code != NDCG else float((vals > 0.0).sum())
+    if n == 0 or n_rel == 0.0:
+        return 0.0, 0.0, 0.0, n_rel
+    bounds = np.arange(n + 1)
+    norm = normaliser(code, vals, k, p)
+    best = value_of_order(code, vals, bounds, k, p, norm, n_rel)
+    worst = value_of_order(code, vals[::-1].copy(), bounds, k, p, norm, n_rel)
+    mean = expectation_closed_form(code, vals, norm, p)
+    if code == NRBP_LOSS:  # a loss: the best order is its minimum
+        return best, worst, mean, n_rel
+    return worst, best, mean, n_rel
+
+
+@njit(parallel=True, cache=True)
+def summaries(code, flat, ptr, k, p):
+    """``summary`` of every shape ``flat[ptr[s]:ptr[s+1]]``: array [n_shapes, 4]."""
+    n_shapes = ptr.shape[0] - 1
+    out = np.empty((n_shapes, 4))
+    for s in prange(n_shapes):
+        lo, hi, mean, n_rel = summary(code, flat[ptr[s]:ptr[s + 1]], k, p)
+        out[s, 0] = lo
+        out[s, 1] = hi
+        out[s, 2] = mean
+        out[s, 3] = n_rel
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# distributions
+
+
+@njit(cache=True)
+def _next_permutation(a):
+    """Next lexicographic permutation of ``a`` in place; False after the last one.
+    Starting from ascending order it visits every *distinct* arrangement of a multiset once."""
+    n = a.shape[0]
+    i = n - 2
+    while i >= 0 and a[i] >= a[i + 1]:
+        i -= 1
+    if i < 0:
+        return False
+    j = n - 1
+    while a[j] <= a[i]:
+        j -= 1
+    a[i], a[j] = a[j], a[i]
+    lo, hi = i + 1, n - 1
+    while lo < hi:
+        a[lo], a[hi] = a[hi], a[lo]
+        lo += 1
+        hi -= 1
+    return True
+
+
+@njit(cache=True)
+def _splitmix64(state):
+    """One step of splitmix64 (Steele, Lea & Flood 2014): (new state, 64 random bits)."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return state, z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _below(state, m):
+    """(new state, a uniform integer in [0, m)), from the top 53 bits."""
+    state, z = _splitmix64(state)
+    u = float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    j = int(u * m)
+    return state, (j if j < m else m - 1)
+
+
+@njit(cache=True)
+def _runs(order, out):
+    """Boundaries of the runs of equal values of ``order`` into ``out``; returns their count.
+
+    Items of one run are interchangeable, so the tie-averaging kernels of gbrank.metrics
+    give, with these boundaries, exactly the value of the fixed order, while looping over
+    runs instead of items (a binary list has at most 2 min(R, n - R) + 1 runs).
+    """
+    n = order.shape[0]
+    m = 0
+    for r in range(n):
+        if r == 0 or order[r] != order[r - 1]:
+            out[m] = r
+            m += 1
+    out[m] = n
+    return m
+
+
+@njit(cache=True)
+def raw_values(code, vals, k, p, exact, n_draws, seed, out):
+    """Metric values of ``n_draws`` orders of one shape into ``out[:n_draws]``.
+
+    exact: every distinct arrangement of the multiset ``vals`` once (``n_draws`` must be
+    their number, C(n, R) or the multinomial coefficient), in lexicographic order;
+    otherwise ``n_draws`` orders drawn uniformly at random with splitmix64 seeded by
+    ``seed``: for a binary shape a uniform set of min(R, n - R) positions (partial
+    Fisher-Yates), otherwise a full Fisher-Yates shuffle.
+    """
+    n = vals.shape[0]
+    binary = code != NDCG
+    n_rel = vals.sum() if binary else float((vals > 0.0).sum())
+    norm = normaliser(code, vals, k, p)
+    order = vals[::-1].copy()  # ascending: the first arrangement in lexicographic order
+    runs = np.empty(n + 1, dtype=np.int64)
+    if exact:
+        for d in range(n_draws):
+            m = _runs(order, runs)
+            out[d] = value_of_order(code, order, runs[:m + 1], k, p, norm, n_rel)
+            _next_permutation(order)
+        return
+    state = np.uint64(seed)
+    if binary:
+        r = int(n_rel)
+        few = min(r, n - r)
+        fill = 1.0 if few == r else 0.0  # the value of the `few` drawn positions
+        pos = np.arange(n)
+        for d in range(n_draws):
+            order[:] = 1.0 - fill
+            for i in range(few):
+                state, j = _below(state, n - i)
+                j += i
+                pos[i], pos[j] = pos[j], pos[i]
+                order[pos[i]] = fill
+            m = _runs(order, runs)
+            out[d] = value_of_order(code, order, runs[:m + 1], k, p, norm, n_rel)
+        return
+    for d in range(n_draws):
+        for i in range(n - 1, 0, -1):
+            state, j = _below(state, i + 1)
+            order[i], order[j] = order[j], order[i]
+        m = _runs(order, runs)
+        out[d] = value_of_order(code, order, runs[:m + 1], k, p, norm, n_rel)
+
+
+@njit(cache=True)
+def compact(values, counts):
+    """Sort ``values`` in place and merge equal ones (within UNIQUE_RTOL) at the front.
+
+    Writes the distinct values to ``values[:u]`` and how many draws gave each to
+    ``counts[:u]``; returns u.
+    """
+    values.sort()
+    u = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        if u > 0 and v - values[u - 1] <= UNIQUE_RTOL * max(1.0, abs(v)):
+            counts[u - 1] += 1.0
+        else:
+            values[u] = v
+            counts[u] = 1.0
+            u += 1
+    return u
+
+
+@njit(parallel=True, cache=True)
+def distributions(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
+    """Distribution of every shape: sorted distinct values and how many draws gave each.
+
+    Shape s writes into ``out_values[out_ptr[s]:out_ptr[s+1]]`` (length ``n_draws[s]``);
+    returns the number of distinct values of each shape (its first entries hold them).
+    """
+    n_shapes = ptr.shape[0] - 1
+    n_unique = np.empty(n_shapes, dtype=np.int64)
+    for s in prange(n_shapes):
+        a, b = out_ptr[s], out_ptr[s + 1]
+        seg = out_values[a:b]
+        raw_values(code, flat[ptr[s]:ptr[s + 1]], k, p, exact[s], n_draws[s], seeds[s], seg)
+        n_unique[s] = compact(seg, out_counts[a:b])
+    return n_unique
+
+
+# ----------------------------------------------------------------------------------------
+# the smoothed CDF (thesis Algorithm 2, Eq 3.13) and its grid table
+
+
+@njit(cache=True)
+def _sigmoid(z):
+    if z >= 0.0:
+        return 1.0 / (1.0 + np.exp(-z))
+    e = np.exp(z)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def smooth_cdf(values, cum_weights, a, x):
+    """F~(x) = sum_j w_j sigmoid(a (x - d_j)) over sorted distinct values d_j.
+
+    ``cum_weights[i]`` is the total weight of ``values[:i]`` (length u + 1).  Terms with
+    |a (x - d)| >= SIGMOID_CUT are taken as exactly 1 or 0, so each query costs
+    O(log u + the values within SIGMOID_CUT / a of x).  ``a <= 0`` or a single value: the
+    step function of Algorithm 1, F(x) = P(D <= x).
+    """
+    u = values.shape[0]
+    if u == 1 or not a > 0.0:
+        return cum_weights[np.searchsorted(values, x, side="right")]
+    reach = SIGMOID_CUT / a
+    lo = np.searchsorted(values, x - reach, side="right")  # values[:lo] count fully
+    hi = np.searchsorted(values, x + reach, side="left")  # values[hi:] count nothing
+    total = cum_weights[lo]
+    for j in range(lo, hi):
+        total += (cum_weights[j + 1] - cum_weights[j]) * _sigmoid(a * (x - values[j]))
+    return min(max(total, 0.0), 1.0)
+
+
+@njit(cache=True)
+def smooth_cdf_many(values, cum_weights, a, xs):
+    """``smooth_cdf`` at every point of ``xs``."""
+    out = np.empty(xs.shape[0])
+    for q in range(xs.shape[0]):
+        out[q] = smooth_cdf(values, cum_weights, a, xs[q])
+    return out
+
+
+@njit(cache=True)
+def fill_table(values, weights, a, x0, x1, row):
+    """``row[g] = F~(x0 + g (x1 - x0) / (G - 1))``; a step at x0 when x1 <= x0 (all ones)."""
+    G = row.shape[0]
+    if not x1 > x0:
+        row[:] = 1.0
+        return
+    cum = np.zeros(values.shape[0] + 1)
+    for j in range(values.shape[0]):
+        cum[j + 1] = cum[j] + weights[j]
+    step = (x1 - x0) / (G - 1)
+    for g in range(G):
+        row[g] = smooth_cdf(values, cum, a, x0 + g * step)
+
+
+@njit(parallel=True, cache=True)
+def tables(values, weights, uptr, gains, x0, x1, G):
+    """Grid table [n_shapes, G] of every shape's smoothed CDF."""
+    n_shapes = uptr.shape[0] - 1
+    out = np.empty((n_shapes, G))
+    for s in prange(n_shapes):
+        a, b = uptr[s], uptr[s + 1]
+        fill_table(values[a:b], weights[a:b], gains[s], x0[s], x1[s], out[s])
+    return out
+
+
+@njit(cache=True)
+def cdf_lookup(row, x0, x1, x):
+    """F~(x) by linear interpolation in one grid row over [x0, x1], O(1).
+
+    Queries outside [x0, x1] take the end values.  ``x1 <= x0`` (a degenerate list, one
+    possible value) is the step function: 1.0 for x >= x0, else 0.0.
+    """
+    if not x1 > x0:
+        return 1.0 if x >= x0 else 0.0
+    G = row.shape[0]
+    t = (x - x0) / (x1 - x0) * (G - 1)
+    if t <= 0.0:
+        return row[0]
+    if t >= G - 1:
+        return row[G - 1]
+    j = int(t)
+    f = t - j
+    return row[j] + f * (row[j + 1] - row[j])
+
+
+@njit(parallel=True, cache=True)
+def cdf_lookup_lists(table, x0, x1, list_index, x):
+    """``cdf_lookup`` of query q in the row of list ``list_index[q]``, for every query."""
+    out = np.empty(x.shape[0])
+    for q in prange(x.shape[0]):
+        i = list_index[q]
+        out[q] = cdf_lookup(table[i], x0[i], x1[i], x[q])
+    return out
