@@ -85,7 +85,7 @@ def _slow_gradients(obj: LambdaObjective, scores, labels):
     g, h = np.zeros(n), np.zeros(n)
     if n < 2:
         return g, h
-    D = swap_deltas(obj.metric, scores, labels, p=obj.p, truncation=obj.truncation)
+    D = swap_deltas(obj.metric, scores, labels, p=obj.p, truncation=obj.truncation, bounding=obj.bounding)
     order = np.argsort(-scores, kind="stable")
     pos = np.empty(n, int)
     pos[order] = np.arange(n)

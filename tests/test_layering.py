@@ -45,7 +45,8 @@ ALLOWED = {
     "metrics": set(),
     "evaluation": {"metrics"},
     "datasets": set(),
-    "lambdas": {"metrics"},
+    "bounds": {"metrics"},
+    "lambdas": {"metrics", "bounds"},
     "backends": {"metrics", "evaluation"},
     "estimators": {"metrics", "evaluation", "lambdas", "backends"},
 }

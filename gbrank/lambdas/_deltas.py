@@ -113,9 +113,9 @@ def rr_delta(aux, i, j, norm, first, second):
         if i != first:
             return 0.0
         new_first = second if second < j else j
-        return 1.0 / (i + 1.0) - 1.0 / (new_first + 1.0)
+        return (1.0 / (i + 1.0) - 1.0 / (new_first + 1.0)) * norm
     if i < first:
-        return 1.0 / (i + 1.0) - 1.0 / (first + 1.0)
+        return (1.0 / (i + 1.0) - 1.0 / (first + 1.0)) * norm
     return 0.0
 
 

@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ..bounds._kernels import cdf_lookup
 from ..metrics._registry import RR
 from ._deltas import N_ROWS, delta, linear_delta, list_value, prepare, rr_delta
 
@@ -61,27 +62,13 @@ def _rho(d, sigma, table):
 
 
 @njit(cache=True, inline="always")
-def _cdf_at(x, cdf, x0, x1):
-    """Linear interpolation of a smoothed CDF tabulated on a uniform grid over [x0, x1]."""
-    last = cdf.shape[0] - 1
-    t = (x - x0) / (x1 - x0) * last
-    if t <= 0.0:
-        return cdf[0]
-    if t >= last:
-        return cdf[last]
-    k = int(t)
-    f = t - k
-    return cdf[k] * (1.0 - f) + cdf[k + 1] * f
-
-
-@njit(cache=True, inline="always")
 def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
                 dist, rises, cdf, x0, x1, m, fm):
     """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
     With the distribution map the weight is |F~(M +- dm) - F~(M)|, the change of the
     bounded metric (``rises``: the swap moves the higher label up, so M increases)."""
     if dist:
-        dm = abs(_cdf_at(m + dm if rises else m - dm, cdf, x0, x1) - fm)
+        dm = abs(cdf_lookup(cdf, x0, x1, m + dm if rises else m - dm) - fm)
     if by_score:
         dm = dm / (eps + abs(d))
     if per_pair_exp:
@@ -208,7 +195,7 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
         if x1 <= x0:
             return
         m = list_value(metric, aux, norm, p)
-        fm = _cdf_at(m, cdf, x0, x1)
+        fm = cdf_lookup(cdf, x0, x1, m)
     elif bound_code == BOUND_LINEAR:
         norm *= scale
     if norm == 0.0:

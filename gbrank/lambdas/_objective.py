@@ -7,7 +7,8 @@ import numpy as np
 from .._validation import as_1d_float, check_choice, check_group_ptr, check_labels
 from ..metrics import GAINS, check_persistence
 from ._deltas import DELTA_METRICS
-from ._kernel import BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
+from ..bounds._maps import BOUNDINGS
+from ._kernel import BOUND_DIST, BOUND_LINEAR, BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
 
 HESSIANS = {"lightgbm": HESS_LIGHTGBM, "xgboost": HESS_XGBOOST}
 LIGHTGBM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
@@ -98,6 +99,13 @@ class LambdaObjective:
         only to reproduce LightGBM's built-in bit for bit).
     hessian_floor : float, default 0.0
         Lower bound applied to every hessian.
+    bounding : {None, "minmax", "expectation", "expectation_max", "distribution"}
+        Weigh each pair by the change of the *bounded* metric (thesis Ch. 3,
+        ``gbrank.bounds``): |dM| / (M_max - M_min), |dM| / E[M], |dM| / (M_max - E[M]),
+        or |F~(M +- |dM|) - F~(M)| with F~ the list's smoothed CDF under random orders
+        and M its current value.  Also written as a suffix: ``"nrbp@0.95+minmax"``.
+        Lists that cannot be bounded (max = min, E = 0, no relevant item) get zero
+        weight.  Bounds are prepared once per label set (cached per list shape).
 
     Examples
     --------
@@ -109,7 +117,16 @@ class LambdaObjective:
 
     def __init__(self, metric="ndcg", p=None, sigma=1.0, truncation=None, score_normalization=False,
                  list_normalization=False, hessian="lightgbm", relevance_threshold=1, gain="exp",
-                 score_normalization_eps=0.01, sigmoid_table=False, hessian_floor=0.0):
+                 score_normalization_eps=0.01, sigmoid_table=False, hessian_floor=0.0, bounding=None):
+        if isinstance(metric, str) and "+" in metric:
+            metric, suffix = metric.split("+", 1)
+            if bounding is not None and bounding != suffix:
+                raise ValueError(f"bounding is given twice and differs: '+{suffix}' and bounding={bounding!r}")
+            bounding = suffix
+        if bounding is not None:
+            check_choice(bounding, "bounding", BOUNDINGS)
+        self.bounding = bounding
+        self._prepared = None
         self.metric, self.p, self.truncation = parse_objective_metric(metric, p, truncation)
         self.sigma = float(sigma)
         if not self.sigma > 0:
@@ -152,7 +169,12 @@ class LambdaObjective:
         return {k: getattr(self, k) for k in (
             "metric", "p", "sigma", "truncation", "score_normalization", "list_normalization",
             "hessian", "relevance_threshold", "gain", "score_normalization_eps", "sigmoid_table",
-            "hessian_floor")}
+            "hessian_floor", "bounding")}
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_prepared"] = None  # the bounds cache is rebuilt on demand
+        return state
 
     def __repr__(self) -> str:
         defaults = LambdaObjective().get_params()
@@ -170,8 +192,11 @@ class LambdaObjective:
         """Short name, e.g. ``"nrbp@0.95"`` or ``"ndcg@30"``."""
         if self.metric == "nrbp":
             base = f"nrbp@{self.p:g}"
-            return base if self.truncation is None else f"{base}[top{self.truncation}]"
-        return self.metric if self.truncation is None else f"{self.metric}@{self.truncation}"
+            if self.truncation is not None:
+                base = f"{base}[top{self.truncation}]"
+        else:
+            base = self.metric if self.truncation is None else f"{self.metric}@{self.truncation}"
+        return base if self.bounding is None else f"{base}+{self.bounding}"
 
     def check_labels(self, labels) -> np.ndarray:
         """Validated float64 labels (non-negative; integers up to 30 with exp gain)."""
@@ -226,7 +251,25 @@ class LambdaObjective:
         return grad, hess
 
     def _bounding_arrays(self, labels, ptr):
-        """(bound code, scale, cdf, x0, x1) for the kernel; dummies without bounding."""
+        """(bound code, scale, cdf, x0, x1) for the kernel, one entry (row) per list.
+
+        The bounds of a label set are prepared once and kept until labels or query
+        boundaries change (compared by value: cheap next to the gradient call)."""
         n_lists = len(ptr) - 1
         one = np.ones(n_lists)
-        return BOUND_NONE, one, np.zeros((n_lists, 2)), np.zeros(n_lists), one
+        if self.bounding is None:
+            return BOUND_NONE, one, np.zeros((n_lists, 2)), np.zeros(n_lists), one
+        cached = self._prepared
+        if cached is None or not (np.array_equal(cached[0], labels) and np.array_equal(cached[1], ptr)):
+            from ..bounds import inverse_scale, prepare
+
+            lb = prepare(self.metric, labels, ptr, p=self.p, relevance_threshold=self.relevance_threshold,
+                         gain=self.gain, truncation=self.truncation,
+                         distribution=self.bounding == "distribution")
+            if self.bounding == "distribution":
+                arrays = (BOUND_DIST, one, lb.cdf, lb.cdf_x0, lb.cdf_x1)
+            else:
+                arrays = (BOUND_LINEAR, inverse_scale(self.bounding, lb), np.zeros((n_lists, 2)),
+                          np.zeros(n_lists), one)
+            cached = self._prepared = (labels.copy(), np.array(ptr, copy=True), arrays)
+        return cached[2]

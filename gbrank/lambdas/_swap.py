@@ -5,30 +5,46 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._validation import as_1d_float, check_choice, check_labels
+from .._validation import as_1d_float
+from ..bounds._kernels import cdf_lookup
 from ..metrics import GAINS
-from ._deltas import DELTA_METRICS, N_ROWS, delta, prepare
-from ._objective import parse_objective_metric
+from ._deltas import DELTA_METRICS, N_ROWS, delta, list_value, prepare
+from ._kernel import BOUND_DIST, BOUND_LINEAR
+from ._objective import LambdaObjective
 
 
 @njit(cache=True)
-def _swap_matrix(scores, labels, metric, p, trunc, gain_code, threshold):
+def _swap_matrix(scores, labels, metric, p, trunc, gain_code, threshold, bound_code, scale, cdf, x0, x1):
     n = scores.shape[0]
     out = np.zeros((n, n))
     order = np.argsort(-scores, kind="mergesort")
     lab = labels[order]
     aux = np.empty((N_ROWS, n))
     norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    if bound_code == BOUND_LINEAR:
+        norm *= scale
+    m = list_value(metric, aux, norm, p)
+    fm = cdf_lookup(cdf, x0, x1, m)
     for i in range(n):
         for j in range(i + 1, n):
             d = delta(metric, i, j, aux, norm, first, second)
+            if bound_code == BOUND_DIST:
+                if x1 <= x0:
+                    d = 0.0
+                else:  # the swap raises M when the higher label sits lower (at j)
+                    d = abs(cdf_lookup(cdf, x0, x1, m + d if lab[j] > lab[i] else m - d) - fm)
             out[order[i], order[j]] = d
             out[order[j], order[i]] = d
     return out
 
 
-def swap_deltas(metric, scores, labels, *, p=None, truncation=None, relevance_threshold=1, gain="exp"):
+def swap_deltas(metric, scores, labels, *, p=None, truncation=None, relevance_threshold=1, gain="exp",
+                bounding=None):
     """|M(after items i and j swap their current ranks) - M(now)| for every pair of one list.
+
+    With ``bounding`` (``"minmax"``, ``"expectation"``, ``"expectation_max"``,
+    ``"distribution"``, or a ``"+minmax"``-style suffix on ``metric``) M is the bounded
+    metric of ``gbrank.bounds``, as :class:`LambdaObjective` weighs pairs.
 
     The current ranking is a stable descending sort of ``scores`` (input order breaks
     ties).  Entry ``[i, j]`` refers to rows i and j of the input.  ``truncation`` only
@@ -41,16 +57,15 @@ def swap_deltas(metric, scores, labels, *, p=None, truncation=None, relevance_th
     >>> float(d[0, 2]), float(d[1, 2]), float(d[0, 1])
     (0.6666666666666666, 0.16666666666666666, 0.0)
     """
-    name, p, trunc = parse_objective_metric(metric, p, truncation)
-    check_choice(gain, "gain", GAINS)
+    obj = LambdaObjective(metric, p=p, truncation=truncation, relevance_threshold=relevance_threshold,
+                          gain=gain, bounding=bounding)
     s = as_1d_float(scores, "scores")
     y = as_1d_float(labels, "labels")
     if len(s) != len(y):
         raise ValueError(f"scores and labels must have one entry per item, got {len(s)} and {len(y)}")
     if len(s) == 0:
         raise ValueError("the list is empty")
-    check_labels(y, gain)
-    threshold = float(relevance_threshold)
-    if not threshold > 0:
-        raise ValueError(f"relevance_threshold must be positive, got {relevance_threshold!r}")
-    return _swap_matrix(s, y, DELTA_METRICS[name], p or 0.0, trunc or 0, GAINS[gain], threshold)
+    obj.check_labels(y)
+    code, scale, cdf, x0, x1 = obj._bounding_arrays(y, np.array([0, len(y)]))
+    return _swap_matrix(s, y, DELTA_METRICS[obj.metric], obj.p or 0.0, obj.truncation or 0,
+                        GAINS[obj.gain], obj.relevance_threshold, code, scale[0], cdf[0], x0[0], x1[0])
