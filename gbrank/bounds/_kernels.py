@@ -176,11 +176,10 @@ def _splitmix64(state):
 
 @njit(cache=True)
 def _below(state, m):
-    """(new state, a uniform integer in [0, m)), from the top 53 bits."""
+    """(new state, a uniform integer in [0, m)) for m < 2**32: the high 32 random bits times
+    m, shifted down 32 bits (Lemire 2019; bias below m / 2**32)."""
     state, z = _splitmix64(state)
-    u = float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-    j = int(u * m)
-    return state, (j if j < m else m - 1)
+    return state, np.int64(((z >> np.uint64(32)) * np.uint64(m)) >> np.uint64(32))
 
 
 @njit(cache=True)
@@ -192,13 +191,45 @@ def _runs(order, out):
     runs instead of items (a binary list has at most 2 min(R, n - R) + 1 runs).
     """
     n = order.shape[0]
-    m = 0
-    for r in range(n):
-        if r == 0 or order[r] != order[r - 1]:
-            out[m] = r
-            m += 1
+    out[0] = 0
+    m = 1 if n > 0 else 0
+    for r in range(1, n):  # branch-free: on a random order a branch would mispredict often
+        out[m] = r
+        m += np.int64(order[r] != order[r - 1])
     out[m] = n
     return m
+
+
+@njit(cache=True)
+def _runs_of_positions(chosen, n, out):
+    """Run boundaries of a binary order whose minority value sits at ``chosen`` (sorted here
+    in place by insertion, O(len(chosen)^2), with no pass over all n items); returns the count."""
+    m = chosen.shape[0]
+    for i in range(1, m):
+        v = chosen[i]
+        j = i - 1
+        while j >= 0 and chosen[j] > v:
+            chosen[j + 1] = chosen[j]
+            j -= 1
+        chosen[j + 1] = v
+    g = 0
+    out[0] = 0
+    i = 0
+    while i < m:
+        start = chosen[i]
+        while i + 1 < m and chosen[i + 1] == chosen[i] + 1:
+            i += 1
+        stop = chosen[i] + 1
+        if start > 0:
+            g += 1
+            out[g] = start
+        if stop < n:
+            g += 1
+            out[g] = stop
+        i += 1
+    g += 1
+    out[g] = n
+    return g
 
 
 @njit(cache=True)
@@ -209,7 +240,8 @@ def raw_values(code, vals, k, p, exact, n_draws, seed, out):
     their number, C(n, R) or the multinomial coefficient), in lexicographic order;
     otherwise ``n_draws`` orders drawn uniformly at random with splitmix64 seeded by
     ``seed``: for a binary shape a uniform set of min(R, n - R) positions (partial
-    Fisher-Yates), otherwise a full Fisher-Yates shuffle.
+    Fisher-Yates); for graded gains a uniform set of positions for the positive gains and
+    a uniform shuffle of those gains among them (zero gains fill the rest).
     """
     n = vals.shape[0]
     binary = code != NDCG
@@ -228,23 +260,43 @@ def raw_values(code, vals, k, p, exact, n_draws, seed, out):
         r = int(n_rel)
         few = min(r, n - r)
         fill = 1.0 if few == r else 0.0  # the value of the `few` drawn positions
+        order[:] = 1.0 - fill
         pos = np.arange(n)
+        chosen = np.empty(few, dtype=np.int64)
         for d in range(n_draws):
-            order[:] = 1.0 - fill
             for i in range(few):
                 state, j = _below(state, n - i)
                 j += i
                 pos[i], pos[j] = pos[j], pos[i]
                 order[pos[i]] = fill
-            m = _runs(order, runs)
+                chosen[i] = pos[i]
+            if few * few > 4 * n:  # sorting the drawn positions would cost more than a scan
+                m = _runs(order, runs)
+            else:
+                m = _runs_of_positions(chosen, n, runs)
             out[d] = value_of_order(code, order, runs[:m + 1], k, p, norm, n_rel)
+            for i in range(few):
+                order[chosen[i]] = 1.0 - fill
         return
+    # graded: a uniform arrangement of the multiset is a uniform set of positions for the
+    # n_pos positive gains (partial Fisher-Yates) holding a uniform shuffle of those gains
+    n_pos = int(n_rel)
+    positive = vals[:n_pos].copy()
+    pos = np.arange(n)
+    order[:] = 0.0
     for d in range(n_draws):
-        for i in range(n - 1, 0, -1):
+        for i in range(n_pos - 1, 0, -1):
             state, j = _below(state, i + 1)
-            order[i], order[j] = order[j], order[i]
+            positive[i], positive[j] = positive[j], positive[i]
+        for i in range(n_pos):
+            state, j = _below(state, n - i)
+            j += i
+            pos[i], pos[j] = pos[j], pos[i]
+            order[pos[i]] = positive[i]
         m = _runs(order, runs)
         out[d] = value_of_order(code, order, runs[:m + 1], k, p, norm, n_rel)
+        for i in range(n_pos):
+            order[pos[i]] = 0.0
 
 
 @njit(cache=True)
