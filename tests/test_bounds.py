@@ -492,7 +492,7 @@ def test_list_bounds_smoothed_cdf_reads_the_table():
     (lambda: gb.list_bounds("nrbp", [1, 0], p=1.5), "between 0 and 1"),
     (lambda: gb.list_bounds("nrbp@0.5", [1, 0], p=0.9), "twice"),
     (lambda: gb.list_bounds("ap", [1, 0], p=0.9), "takes no p"),
-    (lambda: gb.list_bounds("ap", [1, 0], truncation=3), "ndcg"),
+    (lambda: gb.list_bounds("ap", [1, 0], truncation=-3), "positive integer"),
     (lambda: gb.list_bounds("ap@3", [1, 0]), "no parameter"),
     (lambda: gb.list_bounds("ndcg", [1, 0], truncation=0), "positive integer"),
     (lambda: gb.list_bounds("ndcg", [1, -1]), "non-negative"),
@@ -515,6 +515,9 @@ def test_metric_names_with_parameters():
     assert gb.list_bounds("ndcg@2", labels) is gb.list_bounds("ndcg", labels, truncation=2)
     assert gb.prepare("ndcg@2", labels, [0, 6]).metric == "ndcg@2"
     assert gb.list_bounds("nrbp_loss", labels, p=0.3) is gb.list_bounds("nrbp_loss", labels)  # p-free
+    # the objective's truncation limits pairs for AP, RR, nRBP: their bounds ignore it
+    assert gb.list_bounds("ap", labels, truncation=2) is gb.list_bounds("ap", labels)
+    assert gb.list_bounds("ndcg", labels, truncation=2) is not gb.list_bounds("ndcg", labels)
 
 
 def test_bounds_import_only_metrics():

@@ -38,9 +38,11 @@ _METRIC_DOC = """metric : {"ndcg", "ap", "rr", "nrbp", "nrbp_loss"}
     gain : {"exp", "linear"}, default "exp"
         nDCG gain 2**l - 1 or l.
     truncation : int, optional
-        nDCG only: IDCG is cut at k, the metric being whole-list DCG / IDCG@k (the
+        For nDCG, IDCG is cut at k, the metric being whole-list DCG / IDCG@k (the
         LambdaRank objective's convention).  Maximum, minimum, expectation and
-        distribution then follow that definition (the maximum is IDCG / IDCG@k >= 1)."""
+        distribution then follow that definition (the maximum is IDCG / IDCG@k >= 1).
+        The other metrics accept and ignore it: in the objective it limits which pairs
+        count, not the metric."""
 
 
 def _one(metric, labels, p, relevance_threshold, gain, truncation):

@@ -110,11 +110,11 @@ def parse_spec(metric, p=None, relevance_threshold=1.0, gain="exp", truncation=N
     else:
         p = 0.0
     if truncation is not None:
-        if name != "ndcg":
-            raise ValueError(f"truncation (IDCG cut at k) applies to 'ndcg' only, not {name!r}")
         if isinstance(truncation, bool) or not float(truncation).is_integer() or int(truncation) < 1:
             raise ValueError(f"truncation must be a positive integer or None, got {truncation!r}")
-    k = int(truncation) if truncation is not None else 0
+    # the LambdaRank truncation cuts nDCG's IDCG at k; for the other metrics it only limits
+    # which pairs count, not the metric: accepted and ignored
+    k = int(truncation) if truncation is not None and name == "ndcg" else 0
     if gain not in GAINS:
         raise ValueError(f"gain must be one of {sorted(GAINS)}, got {gain!r}")
     try:
