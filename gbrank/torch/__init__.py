@@ -20,6 +20,7 @@ from ._listwise import (gains, listwise_ap_loss, listwise_ndcg_loss, listwise_nr
                         smooth_ranks)
 from ._losses import LOSSES, RankingLoss, make_loss
 from ._mf import MatrixFactorization, MFRanker
+from ._net import NetRanker, RankingNet
 from ._protocol import PROTOCOLS, evaluate_recommender
 from ._sampled import bpr_loss, harmonic, kos_loss, warp_loss
 
@@ -29,6 +30,6 @@ __all__ = [
     "DELTAS", "lambda_weights", "lambda_loss",
     "kos_loss", "warp_loss", "bpr_loss", "harmonic",
     "InteractionSplit", "NotEnoughNegatives", "split_interactions", "PROTOCOLS", "evaluate_recommender",
-    "MatrixFactorization", "MFRanker",
+    "MatrixFactorization", "MFRanker", "RankingNet", "NetRanker",
     "resolve_device",
 ]

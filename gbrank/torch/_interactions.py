@@ -93,6 +93,11 @@ def holdout(indptr: np.ndarray, fraction: float, rng: np.random.Generator) -> np
     return rank < n_out[rows]
 
 
+def display_id(value) -> str:
+    """``repr`` of an id as the user wrote it (a numpy scalar shows as its Python value)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 class NotEnoughNegatives(ValueError):
     """More negatives were asked for a user than the catalogue has items it never interacted with."""
 
@@ -123,7 +128,7 @@ def sample_negatives(need: np.ndarray, exclude: tuple[np.ndarray, np.ndarray], n
     short = need > available
     if short.any():
         u = int(np.flatnonzero(short)[0])
-        who = f"#{u}" if names is None else repr(names[u])
+        who = f"#{u}" if names is None else display_id(names[u])
         raise NotEnoughNegatives(
             f"cannot draw {need[u]} {what} for user {who}: only {available[u]} of the {n_items} "
             f"items are not among its interactions ({int(short.sum())} user(s) are short); "
@@ -194,8 +199,9 @@ class InteractionSplit:
         Pass them to :meth:`MFRanker.fit`.
     X_test, y_test : numpy.ndarray
         The sampled test lists (the paper's protocol): each user's held-out positives
-        (label 1) plus ``nsr`` times as many negatives (label 0) drawn from the catalogue
-        items the user never interacted with (in training or test).
+        (with their rating, so ``y_test >= relevance_threshold`` marks them) plus ``nsr``
+        times as many negatives (``y_test = 0``) drawn from the catalogue items the user
+        never interacted with (in training or test).
     test_positives : numpy.ndarray
         The held-out positive pairs, shape (n, 2), for the full-catalogue protocol.
     items : numpy.ndarray
@@ -291,7 +297,7 @@ def split_interactions(X, y, *, test_size: float = 0.2, relevance_threshold: flo
         [X.iloc[:, 0].to_numpy(), X.iloc[:, 1].to_numpy()])
     X_neg = np.column_stack([user_ids[neg_users], item_ids[catalogue[neg_items]]]).astype(X_all.dtype)
     X_test = np.concatenate([X_all[test_rows], X_neg])
-    y_test = np.concatenate([np.ones(len(test_rows)), np.zeros(len(neg_items))])
+    y_test = np.concatenate([ratings[test_rows], np.zeros(len(neg_items))])
     order = np.argsort(np.concatenate([ucode[test_rows], neg_users]), kind="stable")
     return InteractionSplit(
         X_train=X_all[train_rows], y_train=ratings[train_rows], items=item_ids[catalogue],

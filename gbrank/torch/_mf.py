@@ -9,7 +9,7 @@ import torch
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
 from ._interactions import (NotEnoughNegatives, _check_nsr, check_pairs, csr_difference, csr_from, csr_rows,
-                            csr_take, holdout, sample_negatives)
+                            csr_take, display_id, holdout, sample_negatives)
 from ._protocol import PROTOCOLS, evaluate_full, evaluate_sampled
 from ._training import train
 
@@ -343,7 +343,7 @@ class MFRanker(TorchRanker):
         if (need > available).any():
             u = int(np.flatnonzero(need > available)[0])
             raise NotEnoughNegatives(
-                f"nsr={nsr} asks for {need[u]} training negatives for user {self.users_[u]!r}, but only "
+                f"nsr={nsr} asks for {need[u]} training negatives for user {display_id(self.users_[u])}, but only "
                 f"{available[u]} of the {n_items} items are not among its interactions "
                 f"({int((need > available).sum())} user(s) are short); lower nsr or leave such users out")
 
@@ -377,8 +377,9 @@ class MFRanker(TorchRanker):
         i = pd.Index(self.items_).get_indexer(items)
         if not allow_unknown and ((u < 0).any() or (i < 0).any()):
             bad_u, bad_i = users[u < 0], items[i < 0]
-            first = (f"users {list(pd.unique(bad_u)[:5])}" if len(bad_u) else "") + (
-                ("; " if len(bad_u) else "") + f"items {list(pd.unique(bad_i)[:5])}" if len(bad_i) else "")
+            show = lambda ids: ", ".join(display_id(v) for v in pd.unique(ids)[:5])  # noqa: E731
+            first = "; ".join(([f"users {show(bad_u)}"] if len(bad_u) else []) +
+                              ([f"items {show(bad_i)}"] if len(bad_i) else []))
             raise ValueError(
                 f"X holds {len(pd.unique(bad_u))} unknown user id(s) and {len(pd.unique(bad_i))} unknown item "
                 f"id(s) (first: {first}); the model scores only users and items seen in fit "
@@ -421,7 +422,8 @@ class MFRanker(TorchRanker):
         users = np.asarray(users).reshape(-1)
         codes = pd.Index(self.users_).get_indexer(users)
         if (codes < 0).any():
-            raise ValueError(f"unknown user id(s) {list(pd.unique(users[codes < 0])[:5])}; the model knows the "
+            shown = ", ".join(display_id(v) for v in pd.unique(users[codes < 0])[:5])
+            raise ValueError(f"unknown user id(s) {shown}; the model knows the "
                              f"{self.n_users_} users of fit (minus those dropped by min_positives)")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")

@@ -18,7 +18,7 @@ FORMAT = "gbrank.torch/1"
 def _pack(value):
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biuf":
-            return {"__ndarray__": torch.from_numpy(np.ascontiguousarray(value)), "dtype": str(value.dtype)}
+            return {"__ndarray__": torch.from_numpy(np.array(value, copy=True, order="C")), "dtype": str(value.dtype)}
         return {"__list__": value.tolist(), "dtype": str(value.dtype)}
     if isinstance(value, pd.DataFrame):
         return {"__frame__": {c: _pack(value[c].to_numpy()) for c in value.columns}, "columns": list(value.columns)}

@@ -103,9 +103,10 @@ def evaluate_recommender(model, split, *, protocol: str = "sampled",
     if protocol == "sampled":
         users, items, _ = model._codes(split.X_test, allow_unknown=True)
         known = (users >= 0) & (items >= 0)
+        labels = (split.y_test >= split.settings["relevance_threshold"]).astype(np.float64)
         scores = model._score_codes(users[known], items[known])
-        res = evaluate_sampled(scores, split.y_test[known], split.X_test[known, 0], metrics)
-        return label_result(res, "sampled", n_unknown_positives=int((~known & (split.y_test > 0)).sum()))
+        res = evaluate_sampled(scores, labels[known], split.X_test[known, 0], metrics)
+        return label_result(res, "sampled", n_unknown_positives=int((~known & (labels > 0)).sum()))
     users, items, _ = model._codes(split.test_positives, allow_unknown=True)
     known = (users >= 0) & (items >= 0)
 
