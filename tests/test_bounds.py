@@ -538,3 +538,22 @@ def test_bounds_import_only_metrics():
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+
+
+def test_docs_examples_and_worked_table():
+    doc = pathlib.Path(__file__).resolve().parents[1] / "docs" / "bounds.md"
+    result = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 4 and result.failed == 0
+    # the worked example's table: 2 relevant among 10, p = 0.95
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in doc.read_text().splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip() in ("nDCG", "AP", "RR", "nRBP", "nRBP loss")
+            and len(line.split("|")) == 10}
+    labels = [1, 1] + [0] * 8
+    for name, metric, kw in (("nDCG", "ndcg", {}), ("AP", "ap", {}), ("RR", "rr", {}),
+                             ("nRBP", "nrbp", {"p": 0.95}), ("nRBP loss", "nrbp_loss", {})):
+        lo, hi, e, n_values, a, f_lo, f_hi = (float(c) for c in rows[name])
+        b, d = gb.list_bounds(metric, labels, **kw), gb.distribution(metric, labels, **kw)
+        assert (round(b.minimum, 4), round(b.maximum, 4), round(b.expectation, 4)) == (lo, hi, e)
+        assert len(d.values) == n_values and abs(d.gain - a) < 0.051
+        assert abs(d.smoothed_cdf(b.minimum) - f_lo) < 5e-4 and abs(d.smoothed_cdf(b.maximum) - f_hi) < 5e-4
