@@ -7,7 +7,8 @@ is shared and noisy, so only ratios measured side by side in one run mean anythi
    built-in ``lambdarank`` and of gbrank's dnDCG configured the same way (its two
    normalisations, exact sigmoid), with truncation 30 and with truncation off
    (LightGBM: truncation level = the longest list);
-2. one gradient call of each gbrank metric (dnDCG, dAP, dRR, dnRBP) at default settings;
+2. one gradient call of each gbrank metric (dnDCG, dAP, dRR, dnRBP) at default settings,
+   and of each bounded variant against its unbounded twin;
 3. numba compilation, cold (empty cache directory) and from the on-disk cache, each in a
    fresh interpreter;
 4. peak memory of training on one list of 50,000 documents with truncation 30.
@@ -93,6 +94,34 @@ def gradient_calls(y, ptr, repeats):
     return out
 
 
+def bounded_calls(y, ptr, repeats):
+    """Steady-state gradient call of each bounded objective against its unbounded twin
+    (the bounds are prepared once per label set; that first call is timed separately)."""
+    from gbrank.lambdas import LambdaObjective
+
+    scores = np.random.default_rng(2).normal(size=len(y))
+    out = {}
+    for metric in ("ndcg", "ap", "rr", "nrbp@0.95"):
+        base = LambdaObjective(metric)
+        base.gradients(scores, y, ptr)
+        t_base = min(_timed(base, scores, y, ptr) for _ in range(repeats))
+        for bounding in ("minmax", "expectation", "expectation_max", "distribution"):
+            obj = LambdaObjective(metric, bounding=bounding)
+            first = _timed(obj, scores, y, ptr)
+            t = min(_timed(obj, scores, y, ptr) for _ in range(repeats))
+            out[f"{metric}+{bounding}"] = {"first_call_s": first, "call_s": t, "unbounded_s": t_base,
+                                           "ratio": t / t_base}
+            print(f"  {metric + '+' + bounding:28s} {t * 1e3:8.1f} ms  vs {t_base * 1e3:7.1f} ms unbounded:"
+                  f" {t / t_base:.2f}x   (first call, preparing bounds: {first:.2f} s)")
+    return out
+
+
+def _timed(obj, scores, y, ptr):
+    t = time.perf_counter()
+    obj.gradients(scores, y, ptr)
+    return time.perf_counter() - t
+
+
 COMPILE_SNIPPET = """
 import time, numpy as np
 t = time.perf_counter()
@@ -155,11 +184,14 @@ def main(argv=None):
     runs, (y, ptr) = training_runs(args)
     print("2. one gradient call per metric (default settings, best of 5)")
     grads = gradient_calls(y, ptr, 5)
+    print("2b. bounded objectives, one gradient call (best of 5)")
+    bounded = bounded_calls(y, ptr, 5)
     print("3. numba compilation")
     comp = compile_times()
     print("4. memory")
     mem = long_list_memory()
-    result = {"args": vars(args), "training": runs, "gradient_call_s": grads, "compile": comp, "memory": mem,
+    result = {"args": vars(args), "training": runs, "gradient_call_s": grads, "bounded": bounded,
+              "compile": comp, "memory": mem,
               "versions": {"lightgbm": lightgbm.__version__, "numba": numba.__version__,
                            "numpy": np.__version__, "python": platform.python_version()}}
     if args.save:
