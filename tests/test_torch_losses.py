@@ -208,6 +208,16 @@ def test_smoothed_metrics_approach_the_exact_ones(seed):
     assert errors[1e-4] < 1e-6 and errors[1e-4] < errors[0.1] < errors[1.0]
 
 
+def test_nrbp_loss_is_eq_19():
+    scores, labels, mask = _batch(seed=10, b=5, n=11)
+    for t in (1.0, 0.3):
+        r = smooth_ranks(scores, mask, temperature=t)
+        rel = (labels >= 1) & mask
+        n_rel = rel.sum(dim=1).to(F64)
+        eq19 = torch.where(rel, r - 1.0, 0.0).sum(dim=1) - n_rel * (n_rel - 1) / 2
+        torch.testing.assert_close(listwise_nrbp_loss(scores, labels, mask, temperature=t), eq19)
+
+
 def test_nrbp_loss_range_and_normalisation():
     y = torch.tensor([[1.0, 1.0, 0.0, 0.0, 0.0]], dtype=F64)
     best = torch.tensor([[5.0, 4.0, 3.0, 2.0, 1.0]], dtype=F64)

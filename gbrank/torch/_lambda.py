@@ -23,12 +23,13 @@ from ._pairs import weighted_pair_softplus
 from ._ranks import check_batch, masked, rank_positions, select_rows
 
 
-def _pair(values_rows, values_cols):
-    """Broadcast row values [B, P] and column values [B, L] to [B, P, L] pairs."""
-    return values_rows[:, :, None], values_cols[:, None, :]
+def _pair(values, rows, cols):
+    """Per-item ``values [B, L]`` for the row items ``rows [B, P]`` and the column items
+    ``cols [B, Q]``, shaped to broadcast into ``[B, P, Q]`` pairs."""
+    return values.gather(1, rows)[:, :, None], values.gather(1, cols)[:, None, :]
 
 
-def _delta_ndcg(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, p=None):
+def _delta_ndcg(pos, labels, mask, rows, cols, *, gain="exp", relevance_threshold=1.0, p=None):
     """|dnDCG_ij| = |gain(l_i) - gain(l_j)| * |1/log2(1 + r_i) - 1/log2(1 + r_j)| / IDCG."""
     g = gains(labels, gain)
     disc = 1.0 / torch.log2(pos.to(g.dtype) + 2.0)
@@ -37,12 +38,12 @@ def _delta_ndcg(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, 
     idcg = (ideal * idisc).sum(dim=1)
     inv = torch.where(idcg > 0, 1.0 / torch.where(idcg > 0, idcg, 1.0), 0.0)
     g = g * inv[:, None]
-    gi, gj = _pair(g.gather(1, idx), g)
-    di, dj = _pair(disc.gather(1, idx), disc)
+    gi, gj = _pair(g, rows, cols)
+    di, dj = _pair(disc, rows, cols)
     return (gi - gj).abs_().mul_((di - dj).abs_())
 
 
-def _delta_nrbp(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, p=None):
+def _delta_nrbp(pos, labels, mask, rows, cols, *, gain="exp", relevance_threshold=1.0, p=None):
     """|dnRBP(p)_ij| = (1 - p) |b_i - b_j| |p^(r_i - 1) - p^(r_j - 1)| / (1 - p^R), b binary.
 
     The factor |b_i - b_j| makes the swap of two relevant items a no-op; for a
@@ -56,8 +57,8 @@ def _delta_nrbp(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, 
     ideal = 1.0 - p ** n_rel
     inv = torch.where(n_rel > 0, (1.0 - p) / torch.where(n_rel > 0, ideal, 1.0), 0.0)
     b = b * inv[:, None]
-    bi, bj = _pair(b.gather(1, idx), b)
-    wi, wj = _pair(w.gather(1, idx), w)
+    bi, bj = _pair(b, rows, cols)
+    wi, wj = _pair(w, rows, cols)
     return (bi - bj).abs_().mul_((wi - wj).abs_())
 
 
@@ -67,7 +68,7 @@ def _relevant_by_rank(pos, rel):
     return out.scatter_(1, pos, rel)
 
 
-def _delta_ap(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, p=None):
+def _delta_ap(pos, labels, mask, rows, cols, *, gain="exp", relevance_threshold=1.0, p=None):
     r"""|dAP_ij| in O(1) per pair from two prefix arrays over the current ranking.
 
     With C(r) the number of relevant items in the top r and S(r) the sum of 1/q over the
@@ -89,16 +90,16 @@ def _delta_ap(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, p=
     inv_r = torch.where(n_rel > 0, 1.0 / n_rel.clamp(min=1.0), 0.0)
     inv_pos = inv_r / (pos.to(rel.dtype) + 1.0)  # 1/position, scaled by 1/R
     a_item = c_item * inv_pos - s_item * inv_r
-    ai, aj = _pair(a_item.gather(1, idx), a_item)
-    ii, ij = _pair(inv_pos.gather(1, idx), inv_pos)
-    ri, rj = _pair(rel.gather(1, idx), rel)
+    ai, aj = _pair(a_item, rows, cols)
+    ii, ij = _pair(inv_pos, rows, cols)
+    ri, rj = _pair(rel, rows, cols)
     sign = ri - rj  # +1: i relevant, -1: j relevant, 0: no change
     # i relevant (x = i, y = j): A_j - A_i + relu(1/y - 1/x); j relevant: A_i - A_j + relu(1/y - 1/x), y = i
     corr = torch.relu(sign * (ij - ii)) * sign
     return (ai - aj - corr).abs_().mul_(sign * sign)
 
 
-def _delta_rr(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, p=None):
+def _delta_rr(pos, labels, mask, rows, cols, *, gain="exp", relevance_threshold=1.0, p=None):
     """|dRR_ij|, non-zero only when the swap changes the first relevant item.
 
     With f and f2 the positions of the first and second relevant items, a swap of a
@@ -120,14 +121,14 @@ def _delta_rr(pos, labels, mask, idx, *, gain="exp", relevance_threshold=1.0, p=
     p_item = (1.0 / torch.minimum(y, second) - inv_first).abs() * nonrel * (inv_first > 0)
     q_item = torch.where(y < first, 1.0 / y - inv_first, 0.0) * nonrel
     is_first = rel * (y == first)
-    ri, rj = _pair(rel.gather(1, idx), rel)
-    fi, fj = _pair(is_first.gather(1, idx), is_first)
-    pi, pj = _pair(p_item.gather(1, idx), p_item)
-    qi, qj = _pair(q_item.gather(1, idx), q_item)
+    ri, rj = _pair(rel, rows, cols)
+    fi, fj = _pair(is_first, rows, cols)
+    pi, pj = _pair(p_item, rows, cols)
+    qi, qj = _pair(q_item, rows, cols)
     return ri * qj + fi * (pj - qj) + rj * qi + fj * (pi - qi)
 
 
-#: metric name -> swap-delta function (pos, labels, mask, row index, **options) -> [B, P, L]
+#: metric name -> swap-delta function (pos, labels, mask, row index, column index, **options) -> [B, P, Q]
 DELTAS = {"ap": _delta_ap, "ndcg": _delta_ndcg, "nrbp": _delta_nrbp, "rr": _delta_rr}
 
 
@@ -162,7 +163,7 @@ def lambda_weights(metric: str, scores, labels, mask=None, *, p: float | None = 
     _check_metric(metric, p)
     pos = rank_positions(scores, mask)
     idx = torch.arange(scores.shape[1], device=scores.device).expand_as(pos)
-    w = DELTAS[metric](pos, labels, mask, idx, gain=gain, relevance_threshold=relevance_threshold,
+    w = DELTAS[metric](pos, labels, mask, idx, idx, gain=gain, relevance_threshold=relevance_threshold,
                        p=None if p is None else float(p))
     return masked(w, mask[:, :, None] & mask[:, None, :])
 
@@ -196,11 +197,13 @@ def lambda_loss(scores, labels, mask=None, *, metric: str = "ndcg", p: float | N
     s = masked(scores, mask)
     pos = rank_positions(s, mask)
     low = labels.masked_fill(~mask, float("inf")).amin(dim=1, keepdim=True)
-    idx, valid = select_rows(mask & (labels > low))  # rows: items above some other item
+    high = labels.masked_fill(~mask, float("-inf")).amax(dim=1, keepdim=True)
+    rows, row_ok = select_rows(mask & (labels > low))  # items above some other item
+    cols, col_ok = select_rows(mask & (labels < high))  # items below some other item
     with torch.no_grad():
-        w = DELTAS[metric](pos, labels, mask, idx, gain=gain, relevance_threshold=relevance_threshold,
+        w = DELTAS[metric](pos, labels, mask, rows, cols, gain=gain, relevance_threshold=relevance_threshold,
                            p=None if p is None else float(p))
-        row_lab = masked(labels.gather(1, idx), valid, float("-inf"))
-        col_lab = masked(labels, mask, float("inf"))
+        row_lab = masked(labels.gather(1, rows), row_ok, float("-inf"))
+        col_lab = masked(labels.gather(1, cols), col_ok, float("inf"))
         w = w.mul_(row_lab[:, :, None] > col_lab[:, None, :])
-    return weighted_pair_softplus(s.gather(1, idx), s, w, sigma)
+    return weighted_pair_softplus(s.gather(1, rows), s.gather(1, cols), w, sigma)

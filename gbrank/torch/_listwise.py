@@ -62,7 +62,7 @@ def smooth_ranks(scores: torch.Tensor, mask: torch.Tensor | None = None, *, temp
     """
     scores, _, mask = check_batch(scores, torch.zeros_like(scores), mask)
     t = check_temperature(temperature)
-    _, _, _, r, _ = _rows(scores, mask, mask, t)
+    _, _, _, r, _ = _rows(scores, mask, torch.ones_like(mask), t)  # every position, in input order
     return masked(r, mask)
 
 
@@ -143,8 +143,9 @@ def listwise_nrbp_loss(scores, labels, mask=None, *, temperature: float = 1.0,
                = \sum_{i\,\mathrm{relevant}} \sum_{j\,\mathrm{not\ relevant}}
                  \sigma\big((s_j - s_i)/T\big)
 
-    (the second form because sigma(x) + sigma(-x) = 1 over the relevant pairs): a smoothed
-    count of the (relevant, non-relevant) pairs in the wrong order.  It was derived from a
+    (the second form because sigma(x) + sigma(-x) = 1 over the relevant pairs; it is the
+    one computed, on the relevant x non-relevant block only): a smoothed count of the
+    (relevant, non-relevant) pairs in the wrong order.  It was derived from a
     Jensen lower bound of ln nRBP(p) in which p only scales the whole expression by
     ln p, hence no p.  Range: [0, R(n - R)] for a list of n items with R relevant (0 when
     every relevant item is on top, R(n - R) when all are at the bottom, R(n - R)/2 for a
@@ -155,10 +156,13 @@ def listwise_nrbp_loss(scores, labels, mask=None, *, temperature: float = 1.0,
     scores, labels, mask = check_batch(scores, labels, mask)
     t = check_temperature(temperature)
     rel = mask & (labels >= relevance_threshold)
-    relf = rel.to(scores.dtype)
-    _, valid, _, r, _ = _rows(scores, mask, rel, t)
-    n_rel = relf.sum(dim=1)
-    loss = masked(r - 1.0, valid).sum(dim=1) - n_rel * (n_rel - 1.0) / 2.0
+    s = masked(scores, mask)
+    rows, row_ok = select_rows(rel)
+    cols, col_ok = select_rows(mask & ~rel)
+    # the second form: the (relevant, relevant) pairs add exactly R(R - 1)/2, which Eq 19 removes
+    above = smooth_rank_sums(s.gather(1, rows), s.gather(1, cols), [col_ok.to(s.dtype)], t)[..., 0]
+    loss = masked(above, row_ok).sum(dim=1)
+    n_rel = rel.to(s.dtype).sum(dim=1)
     if normalize:
         pairs = n_rel * (mask.to(scores.dtype).sum(dim=1) - n_rel)
         loss = torch.where(pairs > 0, loss / pairs.clamp(min=1.0), 0.0)
