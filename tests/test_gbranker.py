@@ -110,6 +110,7 @@ def test_not_fitted_and_feature_count():
     ({}, {"y": "big"}, "over 30"),
     ({}, {"y": "negative"}, "non-negative"),
     ({}, {"early": True}, "needs an eval_set"),
+    ({"objective": "xgboost:rank:map", "backend": "xgboost"}, {}, "takes binary labels"),
 ])
 def test_bad_inputs_raise_clear_errors(kwargs, fit_change, message):
     X, y, qid = make_letor(n_queries=6, n_features=3, random_state=0)

@@ -186,6 +186,11 @@ class GBRanker(BaseEstimator):
             objective.check_labels(y)
         else:
             check_labels(y, "exp")
+            if objective == "rank:map" and not np.isin(y, (0.0, 1.0)).all():
+                raise ValueError(
+                    "XGBoost's rank:map takes binary labels (0 or 1), but y has grades "
+                    f"{sorted(set(np.unique(y)) - {0.0, 1.0})[:5]}; binarise them, e.g. y >= 1, "
+                    "or use gbrank's 'ap' objective, which binarises at relevance_threshold")
         weight = None if sample_weight is None else self._weights(sample_weight, ptr)
         evals = []
         for item in eval_set or []:
