@@ -12,8 +12,8 @@ from ._device import resolve_device
 from ._losses import make_loss
 from ._training import TrainConfig, check_config
 
-#: learning rate used when ``learning_rate=None``
-DEFAULT_LEARNING_RATE = {"adam": 0.01, "sgd": 0.1}
+#: Adam's learning rate when ``learning_rate=None`` (SGD's depends on the loss: ``loss.sgd_learning_rate``)
+ADAM_LEARNING_RATE = 0.01
 
 
 class TorchRanker(BaseEstimator):
@@ -27,9 +27,7 @@ class TorchRanker(BaseEstimator):
         metric = parse_metric(self.eval_metric if self.eval_metric is not None else loss.metric)
         lr = self.learning_rate
         if lr is None:
-            if self.optimizer not in DEFAULT_LEARNING_RATE:
-                check_config(self.optimizer, 1.0, 0.0, 1, 1, None)
-            lr = DEFAULT_LEARNING_RATE[self.optimizer]
+            lr = ADAM_LEARNING_RATE if self.optimizer == "adam" else loss.sgd_learning_rate
         check_config(self.optimizer, lr, self.weight_decay, self.epochs, self.eval_every, self.early_stopping)
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer (lists per step), got {self.batch_size!r}")

@@ -152,7 +152,10 @@ class MFRanker(TorchRanker):
     optimizer : {"sgd", "adam"}, default "sgd"
         The paper trains with SGD; the thesis with Adam.
     learning_rate : float or None
-        None: 0.1 for SGD, 0.01 for Adam.
+        None: 0.01 for Adam; for SGD a value per loss (``make_loss(loss).sgd_learning_rate``,
+        the best of 0.1, 1, ..., 1000 on MovieLens: 1000 for the normalised listwise
+        losses, 0.1 for the listwise nRBP loss, 1 to 10 for the lambda losses, 10 to 100
+        for k-OS, WARP and BPR).
     weight_decay : float, default 0
         L2 penalty of the optimiser.
     epochs : int, default 100

@@ -118,7 +118,7 @@ class NetRanker(TorchRanker):
     activation : {"relu", "sigmoid", "tanh"}, default "relu"
     optimizer : {"adam", "sgd"}, default "adam"
     learning_rate : float or None
-        None: 0.01 for Adam, 0.1 for SGD.
+        None: 0.01 for Adam; for SGD a value per loss (see :class:`MFRanker`).
     weight_decay, epochs, batch_size, eval_every, eval_metric, early_stopping
         As in :class:`MFRanker`.
     validation_size : float, default 0.2
