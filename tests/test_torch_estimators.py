@@ -283,3 +283,18 @@ def test_trained_on_gpu_loads_on_cpu(tmp_path, clustered_split):
     np.testing.assert_array_equal(loaded.predict(sp.X_test), model.predict(sp.X_test))
     cpu = MFRanker(loss="listwise_ap", device="cpu", **FAST).fit(sp.X_train, sp.y_train)
     np.testing.assert_allclose(cpu.predict(sp.X_test), model.predict(sp.X_test), rtol=1e-3, atol=1e-4)
+
+
+def test_progress_bar_and_device_choice(capsys, clustered_split):
+    sp = clustered_split
+    MFRanker(loss="bpr", epochs=2, verbose=1, random_state=0).fit(sp.X_train, sp.y_train)
+    assert "epochs" in capsys.readouterr().err
+    MFRanker(loss="bpr", epochs=2, verbose=0, random_state=0).fit(sp.X_train, sp.y_train)
+    assert capsys.readouterr().err == ""
+    auto = MFRanker(loss="bpr", epochs=1, verbose=0, random_state=0, device="auto").fit(sp.X_train, sp.y_train)
+    assert auto.device_ == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            MFRanker(device="cuda", verbose=0).fit(sp.X_train, sp.y_train)
+    with pytest.raises(ValueError, match="unknown device"):
+        MFRanker(device="tpu9", verbose=0).fit(sp.X_train, sp.y_train)
