@@ -279,6 +279,26 @@ def test_warp_rank_estimate_uses_the_first_violator():
     assert values.mean() == pytest.approx(expect, rel=0.05)
 
 
+def test_warp_violator_is_uniform_among_violators_and_trials_are_capped():
+    # the positive scores 5: 2 of 20 negatives violate (hinges 1 + 10 - 5 = 6 and 1 + 12 - 5 = 8)
+    s = torch.zeros(1, 21, dtype=F64)
+    s[0, 0], s[0, 1], s[0, 2] = 5.0, 10.0, 12.0
+    y = torch.zeros_like(s)
+    y[0, 0] = 1.0
+    g = torch.Generator().manual_seed(2)
+    picked = []
+    for _ in range(3000):
+        t = s.clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(warp_loss(t, y, generator=g).sum(), t)
+        picked.extend(np.flatnonzero(grad[0, 1:].numpy()) + 1)  # nothing when 20 draws found none
+    assert set(picked) == {1, 2} and abs(np.mean(np.array(picked) == 1) - 0.5) < 0.05
+    assert abs(len(picked) / 3000 - (1 - 0.9 ** 20)) < 0.03
+    # one trial only: a step happens with probability 2/20
+    capped = np.array([warp_loss(s, y, max_trials=1, generator=g).item() for _ in range(4000)])
+    assert abs(np.mean(capped > 0) - 0.1) < 0.02
+    assert set(np.round(capped[capped > 0] / harmonic(torch.tensor(20.0, dtype=F64)).item(), 9)) == {6.0, 8.0}
+
+
 @pytest.mark.parametrize("k,expect_index", [(1, 2), (5, 0), (3, 1)])
 def test_kos_picks_the_kth_positive_by_score(k, expect_index):
     # five positives (scores 0.1, 0.3, 0.9, 0.5, 0.2 -> by score: items 2, 3, 1, 4, 0) and one negative

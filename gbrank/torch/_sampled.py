@@ -9,9 +9,10 @@ estimate |D \ D_u| / N is relative to it.
 
 Random draws come from ``generator`` (a CPU ``torch.Generator``; drawn on the CPU and
 moved to the scores' device, so a seed gives the same draws on every device).
-Everything is vectorised: a fixed budget of negatives is drawn for every positive at once
-and the first margin violator is taken, which is what the sequential loop of Weston et
-al. would have stopped at.
+Everything is vectorised.  WARP's "draw negatives until one violates the margin" is drawn
+in closed form with the same distribution (the number of draws is geometric in the share
+of violating negatives, the violator uniform among them), so no budget of draws is
+generated and none is wasted.
 
 References: Rendle et al., BPR (UAI 2009); Weston, Bengio & Usunier, WSABIE/WARP (IJCAI
 2011); Weston, Yee & Weiss, k-order statistic loss (RecSys 2013), Algorithms 1-3.
@@ -70,24 +71,31 @@ def bpr_loss(scores, labels, mask=None, *, relevance_threshold: float = 1.0) -> 
 
 
 def _warp_step(s, s_d, d_valid, neg_idx, neg_valid, margin, max_trials, generator):
-    """WARP step for the chosen positives ``s_d [B, S]``: per-draw losses ``[B, S]``."""
-    n_neg = neg_valid.sum(dim=1)  # [B]
-    budget = int(n_neg.max()) if max_trials is None else min(int(max_trials), int(n_neg.max()))
-    budget = max(budget, 1)
-    u = _uniform(s_d.shape + (budget,), generator, s.device)
-    nf = n_neg.to(u.dtype)[:, None, None]
-    draw = torch.minimum((u * nf).long(), (n_neg[:, None, None] - 1).clamp(min=0))  # [B, S, M]
-    items = neg_idx.gather(1, draw.reshape(draw.shape[0], -1)).reshape(draw.shape)
-    trial = torch.arange(budget, device=s.device)
+    """WARP step for the chosen positives ``s_d [B, S]``: per-draw losses ``[B, S]``.
+
+    Sampling negatives uniformly with replacement until one violates the margin is done in
+    closed form, with the same distribution: if v of the n negatives violate, the number
+    of draws N is geometric with success probability v / n (no step when N exceeds the
+    budget of min(max_trials, n) draws), and the violator found is uniform among the v.
+    So two uniforms per positive replace a budget of draws, and no draw is wasted."""
+    n_neg = neg_valid.sum(dim=1)[:, None]  # [B, 1]
+    budget = n_neg if max_trials is None else n_neg.clamp(max=int(max_trials))
+    u = _uniform(s_d.shape + (2,), generator, s.device).to(s.dtype)
     with torch.no_grad():
-        s_neg = s.gather(1, items.reshape(items.shape[0], -1)).reshape(items.shape)
-        allowed = (trial[None, None, :] < n_neg[:, None, None]) & d_valid[:, :, None]
-        viol = allowed & (s_neg > s_d.detach()[:, :, None] - margin)
-        found = viol.any(dim=2)
-        first = torch.argmax(viol.to(torch.uint8), dim=2)  # first violator (0 when none)
-        weight = harmonic(torch.floor(n_neg[:, None].to(s.dtype) / (first + 1).to(s.dtype)))
-    chosen = items.gather(2, first[:, :, None]).squeeze(2)
-    s_bad = s.gather(1, chosen)
+        s_neg = s.gather(1, neg_idx)  # [B, N]
+        viol = (s_neg[:, None, :] > s_d.detach()[:, :, None] - margin) & neg_valid[:, None, :]  # [B, S, N]
+        v = viol.sum(dim=2)  # [B, S]
+        p = v.to(s.dtype) / n_neg.clamp(min=1).to(s.dtype)
+        # N = 1 + floor(log U / log(1 - p)) is Geometric(p); p = 1 gives N = 1
+        log_q = torch.log1p(-p.clamp(max=1.0 - 1e-12))
+        draws = torch.where(p >= 1.0, 1.0, 1.0 + torch.floor(torch.log(u[..., 0].clamp(min=1e-300)) / log_q))
+        found = d_valid & (v > 0) & (draws <= budget.to(s.dtype))
+        # the k-th violator, k uniform in 0..v-1
+        k = torch.minimum(torch.floor(u[..., 1] * v.to(s.dtype)).long(), (v - 1).clamp(min=0))
+        first = torch.argmax((viol & (torch.cumsum(viol, dim=2, dtype=torch.int32) == (k + 1)[:, :, None].int()))
+                             .to(torch.uint8), dim=2)
+        weight = harmonic(torch.floor(n_neg.to(s.dtype) / draws.clamp(min=1.0)))
+    s_bad = s.gather(1, neg_idx.gather(1, first))
     return masked(weight * torch.relu(margin + s_bad - s_d), found)
 
 
@@ -110,7 +118,8 @@ def warp_loss(scores, labels, mask=None, *, margin: float = 1.0, max_trials: int
     r"""WARP per list: for every relevant item d, sample negatives until one violates the margin.
 
     Negatives are drawn uniformly, with replacement, from the list's non-relevant items,
-    at most ``min(max_trials, n_neg)`` times (Weston et al. stop after |D \ D_u| draws).
+    at most ``min(max_trials, n_neg)`` times (Weston et al. stop after |D \ D_u| draws);
+    the draws are simulated exactly, not one by one (see the module notes).
     If the N-th draw is the first with s_neg > s_d - margin, the term is
 
     .. math::  \Phi\big(\lfloor n_{neg} / N \rfloor\big)\, \max(0,\ margin + s_{neg} - s_d),
