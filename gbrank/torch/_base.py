@@ -20,10 +20,15 @@ class TorchRanker(BaseEstimator):
     """Base of :class:`MFRanker` and :class:`NetRanker` (not used on its own)."""
 
     # ---- set-up shared by fit ---------------------------------------------------------
+    def _loss_options(self) -> dict:
+        """Options passed to :func:`make_loss` (``loss_params``; subclasses may add defaults)."""
+        return dict(self.loss_params or {})
+
     def _setup(self):
         """Validate the shared parameters; returns (loss, metric spec, config, device, rng, generator)."""
-        options = dict(self.loss_params or {})
-        loss = make_loss(self.loss, **options)
+        if self.loss_params is not None and not isinstance(self.loss_params, dict):
+            raise TypeError(f"loss_params must be a dict of loss options or None, got {self.loss_params!r}")
+        loss = make_loss(self.loss, **self._loss_options())
         metric = parse_metric(self.eval_metric if self.eval_metric is not None else loss.metric)
         lr = self.learning_rate
         if lr is None:

@@ -164,7 +164,8 @@ class NetRanker(TorchRanker):
         self.verbose = verbose
 
     def _loss_options(self) -> dict:
-        options = dict(self.loss_params or {})
+        """``loss_params``, with ``relevance_threshold`` for the losses that binarise labels."""
+        options = super()._loss_options()
         base = str(self.loss).partition("@")[0].strip().lower()
         if base in LOSSES and "relevance_threshold" in LOSSES[base].options:
             options.setdefault("relevance_threshold", float(self.relevance_threshold))
@@ -194,12 +195,7 @@ class NetRanker(TorchRanker):
         -------
         self
         """
-        saved = self.loss_params
-        self.loss_params = self._loss_options()
-        try:
-            loss, metric, config, device, rng, generator = self._setup()
-        finally:
-            self.loss_params = saved
+        loss, metric, config, device, rng, generator = self._setup()
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
         if isinstance(self.hidden, bool) or not isinstance(self.hidden, (int, np.integer)) or self.hidden < 1:

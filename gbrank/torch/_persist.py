@@ -91,8 +91,5 @@ def load_model(path, map_location="cpu"):
     model.module_ = module.eval()
     for a in attrs:
         setattr(model, a, _unpack(payload["fitted"][a]))
-    options = dict(model.loss_params or {})
-    if hasattr(model, "_loss_options"):
-        options = model._loss_options()
-    model.loss_ = make_loss(model.loss, **options)
+    model.loss_ = make_loss(model.loss, **model._loss_options())
     return model
