@@ -165,6 +165,8 @@ def test_bad_inputs_raise_clear_errors(clustered_split):
         MFRanker(eval_protocol="all", **FAST).fit(sp.X_train, sp.y_train)
     with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
         MFRanker(**FAST).fit(np.zeros((5, 3)), np.ones(5))
+    with pytest.raises(FloatingPointError, match="lower the learning rate"):
+        MFRanker(loss="lambda_ndcg", **{**FAST, "optimizer": "sgd", "learning_rate": 1e30}).fit(sp.X_train, sp.y_train)
     with pytest.raises(ValueError, match="lengths differ"):
         MFRanker(**FAST).fit(sp.X_train, np.ones(3))
     # every user has 24 items of 120 and the catalogue left is 96: nsr 5 asks for more

@@ -95,9 +95,9 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
     for epoch in bar:
         start = time.perf_counter()
         mean_loss, _ = train_epoch(module, task, loss, optimizer, device, generator, rng, config.max_pairs)
-        if not math.isfinite(mean_loss):
-            raise FloatingPointError(f"the training loss became {mean_loss} at epoch {epoch}; "
-                                     "lower the learning rate")
+        if not math.isfinite(mean_loss) or not all(bool(torch.isfinite(w).all()) for w in module.parameters()):
+            what = f"loss became {mean_loss}" if not math.isfinite(mean_loss) else "weights became infinite or NaN"
+            raise FloatingPointError(f"the training {what} at epoch {epoch}; lower the learning rate")
         row = {"epoch": epoch, "loss": mean_loss, "seconds": time.perf_counter() - start}
         if epoch % config.eval_every == 0 or epoch == config.epochs:
             module.eval()
