@@ -17,6 +17,10 @@ _LAZY = {
     "LambdaObjective": "gbrank.lambdas:LambdaObjective",
     "swap_deltas": "gbrank.lambdas:swap_deltas",
     "GBRanker": "gbrank.estimators:GBRanker",
+    "bounds": "gbrank.bounds",
+    "torch": "gbrank.torch",
+    "MFRanker": "gbrank.torch:MFRanker",
+    "NetRanker": "gbrank.torch:NetRanker",
 }
 
 
