@@ -93,13 +93,15 @@ def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
 
 
 @njit(cache=True, inline="always")
-def linear_delta(aux, i, j, norm):
-    """|dM| of swapping positions i < j for nDCG, nRBP and AP (module docstring)."""
+def linear_delta(aux, i, j, norm, product):
+    """|dM| of swapping positions i < j for nDCG, nRBP and AP (module docstring).
+    ``product``: True for nDCG and nRBP (rows r, b, v are zero: only the first term),
+    False for AP (rows a, w are zero: only the other two)."""
+    if product:
+        return abs((aux[0, i] - aux[0, j]) * (aux[1, i] - aux[1, j])) * norm
     ri = aux[2, i]
     rj = aux[2, j]
-    return abs((aux[0, i] - aux[0, j]) * (aux[1, i] - aux[1, j])
-               + (ri - rj) * (aux[3, j] - aux[3, i])
-               + rj * (1.0 - ri) * (aux[4, i] - aux[4, j])) * norm
+    return abs((ri - rj) * (aux[3, j] - aux[3, i]) + rj * (1.0 - ri) * (aux[4, i] - aux[4, j])) * norm
 
 
 @njit(cache=True)
@@ -124,7 +126,7 @@ def delta(metric, i, j, aux, norm, first, second):
     """|dM| for swapping rank positions i < j (0-based) of a prepared list."""
     if metric == RR:
         return rr_delta(aux, i, j, norm, first, second)
-    return linear_delta(aux, i, j, norm)
+    return linear_delta(aux, i, j, norm, metric != AP)
 
 
 @njit(cache=True)

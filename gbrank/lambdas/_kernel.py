@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..bounds._kernels import cdf_lookup
-from ..metrics._registry import RR
+from ..metrics._registry import AP, RR
 from ._deltas import N_ROWS, delta, linear_delta, list_value, prepare, rr_delta
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
@@ -85,11 +85,11 @@ def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp
     return lam, 2.0 * dm * max(q, 1e-16)
 
 
-@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1,
-                  m, fm, g, h):
-    """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
-    has |dM| = 0 and adds nothing.  Returns S."""
+@njit(cache=True, inline="always", fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1, m, fm,
+                 product, g, h):
+    """The pair loop of ``_pairs_linear``; inlined at call sites whose flags are literals,
+    so the compiler drops the branches on them and can vectorise the inner loop."""
     n = s.shape[0]
     total = 0.0
     for i in range(top):
@@ -100,7 +100,7 @@ def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, di
         hi = 0.0
         for j in range(i + 1, n):
             up = li > lab[j]
-            lam, hh = _pair_terms(linear_delta(aux, i, j, norm), si - s[j] if up else s[j] - si,
+            lam, hh = _pair_terms(linear_delta(aux, i, j, norm, product), si - s[j] if up else s[j] - si,
                                   ei if up else e[j], e[j] if up else ei, sigma, by_score, eps,
                                   hess_mode, False, False, dist, not up, cdf, x0, x1, m, fm)
             sl = lam if up else -lam
@@ -112,6 +112,28 @@ def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, di
         g[i] += gi
         h[i] += hi
     return total
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1,
+                  m, fm, product, g, h):
+    """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
+    has |dM| = 0 and adds nothing.  The common settings get their own compiled loop
+    (literal flags); anything else runs the general one.  Returns S."""
+    if not dist and hess_mode == HESS_LIGHTGBM:
+        if product and by_score:
+            return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
+                                x0, x1, m, fm, True, g, h)
+        if product:
+            return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
+                                x0, x1, m, fm, True, g, h)
+        if by_score:
+            return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
+                                x0, x1, m, fm, False, g, h)
+        return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
+                            x0, x1, m, fm, False, g, h)
+    return _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1,
+                        m, fm, product, g, h)
 
 
 @njit(cache=True)
@@ -219,7 +241,7 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
                           dist, cdf, x0, x1, m, fm, g, h)
     else:
         total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
-                              x0, x1, m, fm, g, h)
+                              x0, x1, m, fm, metric != AP, g, h)
     factor = 1.0
     if list_norm and total > 0.0:
         factor = math.log2(1.0 + total) / total
