@@ -28,7 +28,7 @@ class TorchRanker(BaseEstimator):
         """Validate the shared parameters; returns (loss, metric spec, config, device, rng, generator)."""
         if self.loss_params is not None and not isinstance(self.loss_params, dict):
             raise TypeError(f"loss_params must be a dict of loss options or None, got {self.loss_params!r}")
-        loss = make_loss(self.loss, **self._loss_options())
+        loss = make_loss(self.loss, bounding=getattr(self, "bounding", None), **self._loss_options())
         metric = parse_metric(self.eval_metric if self.eval_metric is not None else loss.metric)
         lr = self.learning_rate
         if lr is None:

@@ -13,6 +13,7 @@ from typing import Callable
 
 import torch
 
+from ._bounded import BOUNDED_METRIC, bounded_listwise_loss, check_bounding
 from ._lambda import lambda_loss
 from ._listwise import listwise_ap_loss, listwise_ndcg_loss, listwise_nrbp_loss, listwise_rr_loss
 from ._sampled import bpr_loss, kos_loss, warp_loss
@@ -86,7 +87,7 @@ class RankingLoss:
         return self.function(scores, labels, mask, **self.options)
 
 
-def make_loss(name: str, **options) -> RankingLoss:
+def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
     """Build a loss from its registry name and options.
 
     Parameters
@@ -100,6 +101,11 @@ def make_loss(name: str, **options) -> RankingLoss:
         Per-loss options: ``temperature`` (listwise), ``sigma`` (lambda), ``gain`` (nDCG),
         ``normalize`` (listwise nRBP), ``relevance_threshold``, and for k-OS/WARP
         ``n_positives``, ``k``, ``position_weights``, ``n_draws``, ``margin``, ``max_trials``.
+    bounding : None or str
+        For the listwise losses only: map each list's smoothed metric value with the list's
+        bounds (thesis Ch. 3-4): ``"minmax"``, ``"expectation"``, ``"expectation_max"`` or
+        ``"distribution"`` (see ``gbrank.torch._bounded``).  Also accepted as a name suffix,
+        ``"listwise_nrbp+minmax"``; the canonical name carries the suffix.
 
     Examples
     --------
@@ -110,7 +116,13 @@ def make_loss(name: str, **options) -> RankingLoss:
     """
     if not isinstance(name, str):
         raise TypeError(f"a loss is named by a string, e.g. 'listwise_ndcg'; got {name!r}")
-    base, _, arg = name.strip().lower().partition("@")
+    name_part, plus, suffix = name.strip().lower().partition("+")
+    if plus:
+        if bounding is not None and check_bounding(bounding) != check_bounding(suffix):
+            raise ValueError(f"loss {name!r} names bounding {suffix!r} but bounding={bounding!r} was given")
+        bounding = suffix
+    bounding = check_bounding(bounding)
+    base, _, arg = name_part.partition("@")
     if base not in LOSSES:
         raise ValueError(f"unknown loss {name!r}; known losses: {_known()}")
     entry = LOSSES[base]
@@ -137,4 +149,16 @@ def make_loss(name: str, **options) -> RankingLoss:
         raise ValueError(f"loss {base!r} does not take option(s) {unknown}; it takes {sorted(entry.options)}")
     bound.update(options)
     function = partial(entry.function, p=bound.pop("p")) if "p" in bound else entry.function
-    return RankingLoss(canonical, metric, entry.sampled, entry.sgd_lr, dict(bound), function)
+    lr = entry.sgd_lr
+    if bounding is not None:
+        if base not in BOUNDED_METRIC:
+            raise ValueError(f"bounding applies to the listwise losses ({', '.join(sorted(BOUNDED_METRIC))}), "
+                             f"not to {base!r}")
+        if bound.get("normalize"):
+            raise ValueError("normalize=True is the min-max bounding already; use bounding='minmax' instead")
+        bound.pop("normalize", None)
+        function = partial(bounded_listwise_loss, function=function, metric=BOUNDED_METRIC[base], bounding=bounding)
+        canonical = f"{canonical}+{bounding}"
+        if base == "listwise_nrbp":  # bounded, the nRBP loss is per-list normalised like the others
+            lr = LOSSES["listwise_ndcg"].sgd_lr
+    return RankingLoss(canonical, metric, entry.sampled, lr, dict(bound), function)

@@ -183,6 +183,11 @@ class MFRanker(TorchRanker):
     min_positives : int, default 1
         Users with fewer positives in ``fit`` are left out (``dropped_users_``) and unknown
         to the model (the paper keeps users with at least 25).
+    bounding : None or str, default None
+        Bounded listwise losses (thesis Ch. 3-4): ``"minmax"``, ``"expectation"``,
+        ``"expectation_max"`` or ``"distribution"`` maps each list's smoothed metric value
+        with that list's bounds (``gbrank.bounds``); degenerate lists get weight 0.  Only
+        for the listwise losses; same as the loss suffix ``"listwise_nrbp+minmax"``.
     loss_params : dict or None
         Options of the loss (``temperature``, ``sigma``, ``normalize``, k-OS's ``k``...).
     init_std : float, default 0.1
@@ -225,8 +230,9 @@ class MFRanker(TorchRanker):
                  eval_protocol: str = "sampled", validation_size: float = 0.1, early_stopping: int | None = None,
                  resample_negatives: bool = True, relevance_threshold: float = 1.0, min_positives: int = 1,
                  loss_params: dict | None = None, init_std: float = 0.1, device: str = "auto",
-                 random_state: int | None = None, verbose: int = 1):
+                 random_state: int | None = None, verbose: int = 1, bounding: str | None = None):
         self.loss = loss
+        self.bounding = bounding
         self.n_factors = n_factors
         self.nsr = nsr
         self.optimizer = optimizer

@@ -127,7 +127,7 @@ class NetRanker(TorchRanker):
     relevance_threshold : float, default 1
         Labels at or above it are relevant for AP, RR, nRBP, k-OS/WARP/BPR and the
         evaluation (MQ2008 in the thesis: 2, the highest grade).
-    loss_params, device, random_state, verbose
+    loss_params, device, random_state, verbose, bounding
         As in :class:`MFRanker`.
 
     Attributes
@@ -144,8 +144,9 @@ class NetRanker(TorchRanker):
                  epochs: int = 100, batch_size: int = 32, eval_every: int = 1, eval_metric: str | None = None,
                  validation_size: float = 0.2, early_stopping: int | None = None, relevance_threshold: float = 1.0,
                  loss_params: dict | None = None, device: str = "auto", random_state: int | None = None,
-                 verbose: int = 1):
+                 verbose: int = 1, bounding: str | None = None):
         self.loss = loss
+        self.bounding = bounding
         self.hidden = hidden
         self.activation = activation
         self.optimizer = optimizer
@@ -166,7 +167,7 @@ class NetRanker(TorchRanker):
     def _loss_options(self) -> dict:
         """``loss_params``, with ``relevance_threshold`` for the losses that binarise labels."""
         options = super()._loss_options()
-        base = str(self.loss).partition("@")[0].strip().lower()
+        base = str(self.loss).partition("+")[0].partition("@")[0].strip().lower()
         if base in LOSSES and "relevance_threshold" in LOSSES[base].options:
             options.setdefault("relevance_threshold", float(self.relevance_threshold))
         return options
