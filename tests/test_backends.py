@@ -137,10 +137,8 @@ def test_xgboost_objective_uses_query_weights(small):
 
 def test_one_long_list_trains_within_1_gb():
     """No n x n allocation per list: one list of 50,000 documents with truncation trains
-    in a fresh process whose peak resident memory stays under 1 GB."""
-    import subprocess
-    import sys
-
+    in a fresh process whose peak resident memory stays under 1 GB (numba kernels loaded
+    from the on-disk cache; compilation is measured separately)."""
     import importlib.util
     import pathlib
 
@@ -148,6 +146,4 @@ def test_one_long_list_trains_within_1_gb():
     spec = importlib.util.spec_from_file_location("bench_objective_speed", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    MEMORY_SNIPPET = bench.MEMORY_SNIPPET
-    out = subprocess.run([sys.executable, "-c", MEMORY_SNIPPET], check=True, capture_output=True, text=True)
-    assert float(out.stdout.split()[-1]) < 1024
+    assert bench.long_list_peak_rss_mib() < 1024

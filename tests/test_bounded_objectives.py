@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_lambdas import CODES, _metric_of_order, _random_list, _slow_gradients
+from test_lambdas import CODES, _metric_of_order, _random_list, _random_lists, _slow_gradients
 
 from gbrank import bounds
 from gbrank.estimators import GBRanker
@@ -51,10 +51,7 @@ def test_bounded_swap_weights_equal_brute_force(metric, bounding):
                                  LambdaObjective("ndcg", bounding="distribution", hessian="xgboost")], ids=repr)
 def test_bounded_gradients_equal_slow_assembly(obj):
     rng = np.random.default_rng(3)
-    lists = [_random_list(rng, int(n)) for n in rng.integers(1, 25, 80)]
-    scores = np.concatenate([s for s, _ in lists])
-    labels = np.concatenate([y for _, y in lists])
-    ptr = np.concatenate(([0], np.cumsum([len(s) for s, _ in lists])))
+    lists, scores, labels, ptr = _random_lists(rng, rng.integers(1, 25, 80))
     g, h = obj.gradients(scores, labels, ptr)
     assert np.isfinite(g).all() and np.isfinite(h).all()
     for q, (s, y) in enumerate(lists):

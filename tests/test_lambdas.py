@@ -79,6 +79,13 @@ def test_swap_deltas_equal_brute_force(metric):
                                    err_msg=f"{metric} n={n} labels={labels} scores={scores}")
 
 
+def _random_lists(rng, sizes):
+    """Random lists of the given sizes, and their concatenation with query boundaries."""
+    lists = [_random_list(rng, int(n)) for n in sizes]
+    ptr = np.concatenate(([0], np.cumsum([len(s) for s, _ in lists])))
+    return lists, np.concatenate([s for s, _ in lists]), np.concatenate([y for _, y in lists]), ptr
+
+
 def _slow_gradients(obj: LambdaObjective, scores, labels):
     """The LambdaRank formulas assembled plainly from the swap-delta matrix."""
     n = len(scores)
@@ -131,10 +138,7 @@ OBJECTIVES = [
 @pytest.mark.parametrize("obj", OBJECTIVES, ids=repr)
 def test_gradients_equal_slow_assembly(obj):
     rng = np.random.default_rng(7)
-    lists = [_random_list(rng, int(n)) for n in rng.integers(1, 30, 150)]
-    scores = np.concatenate([s for s, _ in lists])
-    labels = np.concatenate([y for _, y in lists])
-    ptr = np.concatenate(([0], np.cumsum([len(s) for s, _ in lists])))
+    lists, scores, labels, ptr = _random_lists(rng, rng.integers(1, 30, 150))
     g, h = obj.gradients(scores, labels, ptr)
     for q, (s, y) in enumerate(lists):
         gs, hs = _slow_gradients(obj, s, y)
@@ -145,10 +149,7 @@ def test_gradients_equal_slow_assembly(obj):
 @pytest.mark.parametrize("obj", OBJECTIVES, ids=repr)
 def test_gradients_sum_to_zero_and_hessians_positive_where_pairs_count(obj):
     rng = np.random.default_rng(11)
-    lists = [_random_list(rng, int(n)) for n in rng.integers(1, 120, 100)]
-    scores = np.concatenate([s for s, _ in lists])
-    labels = np.concatenate([y for _, y in lists])
-    ptr = np.concatenate(([0], np.cumsum([len(s) for s, _ in lists])))
+    lists, scores, labels, ptr = _random_lists(rng, rng.integers(1, 120, 100))
     g, h = obj.gradients(scores, labels, ptr)
     assert np.isfinite(g).all() and np.isfinite(h).all()
     assert (h >= 0).all()

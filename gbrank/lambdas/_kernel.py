@@ -136,6 +136,17 @@ def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, di
                         m, fm, product, g, h)
 
 
+@njit(cache=True, inline="always")
+def _add_pair(g, h, hi, lo, lam, hh):
+    """Add one pair's lambda and hessian to the higher- and lower-labelled item; returns
+    its share 2 * lambda of S."""
+    g[hi] -= lam
+    g[lo] += lam
+    h[hi] += hh
+    h[lo] += hh
+    return 2.0 * lam
+
+
 @njit(cache=True)
 def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
                   hess_mode, per_pair_exp, table, dist, cdf, x0, x1, m, fm, g, h):
@@ -156,13 +167,9 @@ def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_sc
                 hi, lo = i, j
             else:
                 hi, lo = j, i
-            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps,
-                                  hess_mode, per_pair_exp, table, dist, hi > lo, cdf, x0, x1, m, fm)
-            g[hi] -= lam
-            g[lo] += lam
-            h[hi] += hh
-            h[lo] += hh
-            total += 2.0 * lam
+            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
+                                  per_pair_exp, table, dist, hi > lo, cdf, x0, x1, m, fm)
+            total += _add_pair(g, h, hi, lo, lam, hh)
     return total
 
 
@@ -181,13 +188,9 @@ def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, he
                 continue
             dm = rr_delta(aux, i, j, norm, first, second)
             hi, lo = (i, j) if i == first else (j, i)
-            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps,
-                                  hess_mode, False, False, dist, hi > lo, cdf, x0, x1, m, fm)
-            g[hi] -= lam
-            g[lo] += lam
-            h[hi] += hh
-            h[lo] += hh
-            total += 2.0 * lam
+            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
+                                  False, False, dist, hi > lo, cdf, x0, x1, m, fm)
+            total += _add_pair(g, h, hi, lo, lam, hh)
     return total
 
 
