@@ -10,7 +10,7 @@ bounded variant is compared with the unbounded loss by a paired t-test over user
 (gbrank.compare), Holm-corrected over the four boundings per (loss, NSR, metric).
 
     OMP_WAIT_POLICY=PASSIVE GBRANK_DATA=../shared/data .venv/bin/python \\
-        benchmarks/bench_torch_bounded_movielens.py --epochs 8 --splits 1
+        benchmarks/bench_torch_bounded_movielens.py --epochs 35 --early-stopping 6 --splits 2
 
 Writes docs/results/movielens_bounded/summary.json and table.md.
 """
