@@ -49,7 +49,7 @@ ALLOWED = {
     "lambdas": {"metrics", "bounds"},
     "backends": {"metrics", "evaluation"},
     "estimators": {"metrics", "evaluation", "lambdas", "backends"},
-    "torch": {"metrics", "evaluation"},
+    "torch": {"metrics", "evaluation", "bounds"},
 }
 
 
