@@ -63,10 +63,23 @@ def _rho(d, sigma, table):
 
 @njit(cache=True, inline="always")
 def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
-                dist, rises, cdf, x0, x1, m, fm):
+                dist, rises, cdf, x0, x1, m, fm, one_div=False):
     """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
     With the distribution map the weight is |F~(M +- dm) - F~(M)|, the change of the
-    bounded metric (``rises``: the swap moves the higher label up, so M increases)."""
+    bounded metric (``rises``: the swap moves the higher label up, so M increases).
+
+    ``one_div`` (score normalisation, e-ratios, scores spanning < 300 / sigma so that
+    S**2 cannot underflow): with S = e_hi + e_lo and W = eps + |d| one reciprocal
+    t = 1 / (S**2 W) gives lambda = sigma dm e_lo S t and
+    h = sigma**2 dm max(e_lo e_hi, 1e-16 S**2) t, the same values as below."""
+    if one_div:
+        S = e_hi + e_lo
+        t = 1.0 / (S * S * (eps + abs(d)))
+        lam = sigma * dm * e_lo * S * t
+        hq = max(e_lo * e_hi, 1e-16 * S * S) * t
+        if hess_mode == HESS_LIGHTGBM:
+            return lam, sigma * sigma * dm * hq
+        return lam, 2.0 * dm * hq
     if dist:
         dm = abs(cdf_lookup(cdf, x0, x1, m + dm if rises else m - dm) - fm)
     if by_score:
@@ -87,7 +100,7 @@ def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp
 
 @njit(cache=True, inline="always", fastmath={"reassoc", "contract", "nsz", "arcp"})
 def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1, m, fm,
-                 product, g, h):
+                 product, g, h, one_div=False):
     """The pair loop of ``_pairs_linear``; inlined at call sites whose flags are literals,
     so the compiler drops the branches on them and can vectorise the inner loop."""
     n = s.shape[0]
@@ -102,7 +115,7 @@ def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dis
             up = li > lab[j]
             lam, hh = _pair_terms(linear_delta(aux, i, j, norm, product), si - s[j] if up else s[j] - si,
                                   ei if up else e[j], e[j] if up else ei, sigma, by_score, eps,
-                                  hess_mode, False, False, dist, not up, cdf, x0, x1, m, fm)
+                                  hess_mode, False, False, dist, not up, cdf, x0, x1, m, fm, one_div)
             sl = lam if up else -lam
             gi -= sl
             g[j] += sl
@@ -121,6 +134,9 @@ def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, di
     has |dM| = 0 and adds nothing.  The common settings get their own compiled loop
     (literal flags); anything else runs the general one.  Returns S."""
     if not dist and hess_mode == HESS_LIGHTGBM:
+        if product and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
+            return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
+                                x0, x1, m, fm, True, g, h, True)
         if product and by_score:
             return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
                                 x0, x1, m, fm, True, g, h)
