@@ -181,6 +181,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="300 lists, 10 rounds, 1 repeat")
     parser.add_argument("--save", help="write the numbers to this JSON file")
+    parser.add_argument("--training-only", action="store_true", help="only part 1, the training runs")
     args = parser.parse_args(argv)
     if args.quick:
         args.queries, args.rounds, args.repeats = 300, 10, 1
@@ -191,6 +192,8 @@ def main(argv=None):
           f"{os.cpu_count()} cores, {platform.python_version()}")
     print("1. training runs (best of", args.repeats, "each)")
     runs, (y, ptr) = training_runs(args)
+    if args.training_only:
+        return {"args": vars(args), "training": runs}
     print("2. one gradient call per metric (default settings, best of 5)")
     grads = gradient_calls(y, ptr, 5)
     print("2b. bounded objectives, one gradient call (best of 5)")
