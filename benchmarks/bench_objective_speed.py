@@ -193,7 +193,11 @@ def main(argv=None):
     print("1. training runs (best of", args.repeats, "each)")
     runs, (y, ptr) = training_runs(args)
     if args.training_only:
-        return {"args": vars(args), "training": runs}
+        result = {"args": vars(args), "training": runs, "load_average": os.getloadavg()}
+        if args.save:
+            with open(args.save, "w") as fh:
+                json.dump(result, fh, indent=2)
+        return result
     print("2. one gradient call per metric (default settings, best of 5)")
     grads = gradient_calls(y, ptr, 5)
     print("2b. bounded objectives, one gradient call (best of 5)")
