@@ -466,27 +466,38 @@ def plot(summary: dict, path: pathlib.Path) -> None:
     plt.close(fig)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_protocol_arguments(parser, name: str) -> None:
+    """The protocol options shared by the MQ2008 experiments (folds, rounds, patience, ...);
+    results go to docs/results/<name> (quick runs: bench-output/<name>-quick)."""
     parser.add_argument("--folds", type=int, nargs="+", default=None, help="fold numbers (default: all 5)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: fold 1 only, at most 15 rounds, patience 5, output to bench-output/")
-    parser.add_argument("--out", default=None, help="output folder (default docs/results/mq2008)")
-    parser.add_argument("--contenders", nargs="+", default=None, help="only these (the baseline is always kept)")
+    parser.add_argument("--out", default=None, help=f"output folder (default docs/results/{name})")
     parser.add_argument("--max-rounds", type=int, default=1000)
     parser.add_argument("--early-stopping", type=int, default=50)
     parser.add_argument("--learning-rate", type=float, default=0.05)
     parser.add_argument("--num-leaves", type=int, default=31)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=2)
-    args = parser.parse_args(argv)
+
+
+def finish_protocol_arguments(args, name: str):
+    """Apply ``--quick`` and the default output folder."""
     if args.quick:
         args.folds = args.folds or [1]
         args.max_rounds = min(args.max_rounds, 15)
         args.early_stopping = min(args.early_stopping, 5)
-        args.out = args.out or str(REPO / "bench-output" / "mq2008-quick")
-    args.out = args.out or str(REPO / "docs" / "results" / "mq2008")
+        args.out = args.out or str(REPO / "bench-output" / (name.replace("_", "-") + "-quick"))
+    args.out = args.out or str(REPO / "docs" / "results" / name)
+    return args
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_protocol_arguments(parser, "mq2008")
+    parser.add_argument("--contenders", nargs="+", default=None, help="only these (the baseline is always kept)")
+    args = finish_protocol_arguments(parser.parse_args(argv), "mq2008")
     run(args)
 
 
