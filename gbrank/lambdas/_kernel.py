@@ -62,6 +62,13 @@ def _rho(d, sigma, table):
 
 
 @njit(cache=True, inline="always")
+def distribution_delta(dm, rises, cdf, x0, x1, m, fm):
+    """|F~(M +- dm) - F~(M)|: the change of the distribution-bounded metric when a swap
+    changes M by dm (up when ``rises``: the higher label moves up); ``fm`` = F~(M)."""
+    return abs(cdf_lookup(cdf, x0, x1, m + dm if rises else m - dm) - fm)
+
+
+@njit(cache=True, inline="always")
 def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
                 dist, rises, cdf, x0, x1, m, fm, one_div=False):
     """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
@@ -81,7 +88,7 @@ def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp
             return lam, sigma * sigma * dm * hq
         return lam, 2.0 * dm * hq
     if dist:
-        dm = abs(cdf_lookup(cdf, x0, x1, m + dm if rises else m - dm) - fm)
+        dm = distribution_delta(dm, rises, cdf, x0, x1, m, fm)
     if by_score:
         dm = dm / (eps + abs(d))
     if per_pair_exp:

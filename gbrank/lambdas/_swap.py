@@ -9,7 +9,7 @@ from .._validation import as_1d_float
 from ..bounds._kernels import cdf_lookup
 from ..metrics import GAINS
 from ._deltas import DELTA_METRICS, N_ROWS, delta, list_value, prepare
-from ._kernel import BOUND_DIST, BOUND_LINEAR
+from ._kernel import BOUND_DIST, BOUND_LINEAR, distribution_delta
 from ._objective import LambdaObjective
 
 
@@ -28,11 +28,8 @@ def _swap_matrix(scores, labels, metric, p, trunc, gain_code, threshold, bound_c
     for i in range(n):
         for j in range(i + 1, n):
             d = delta(metric, i, j, aux, norm, first, second)
-            if bound_code == BOUND_DIST:
-                if x1 <= x0:
-                    d = 0.0
-                else:  # the swap raises M when the higher label sits lower (at j)
-                    d = abs(cdf_lookup(cdf, x0, x1, m + d if lab[j] > lab[i] else m - d) - fm)
+            if bound_code == BOUND_DIST:  # the swap raises M when the higher label sits at j
+                d = 0.0 if x1 <= x0 else distribution_delta(d, lab[j] > lab[i], cdf, x0, x1, m, fm)
             out[order[i], order[j]] = d
             out[order[j], order[i]] = d
     return out
