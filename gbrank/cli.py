@@ -1,11 +1,15 @@
 """The ``gbrank`` command line: one sub-command per task.
 
     gbrank evaluate RUN QRELS -m ndcg@10 -m ap [--empty zero] [--ties average] ...
+    gbrank bench letor [--data example|mq2008|FOLDER] [--contenders ...] [--quick] ...
 
 Each sub-command is a pair of functions: ``_add_<name>(subparsers)`` declares its
 arguments and sets ``handler``; the handler imports what it needs (numpy, pandas, numba,
 the evaluator) only when it runs, so ``gbrank --help`` stays fast.  To add a sub-command,
-write such a pair and append the ``_add_`` function to ``SUBCOMMANDS``.
+write such a pair and append the ``_add_`` function to ``SUBCOMMANDS``.  Benchmarks
+are sub-commands of ``gbrank bench``: their ``_add_bench_<name>(bench_subparsers)``
+functions are listed in ``BENCH_COMMANDS`` (a module that defines one imports only the
+standard library at top level).
 """
 
 from __future__ import annotations
@@ -143,10 +147,6 @@ def _records(table) -> dict:
 
 
 # ---------------------------------------------------------------------------------------
-# the parser
-
-
-# ---------------------------------------------------------------------------------------
 # gbrank demo
 
 
@@ -173,7 +173,122 @@ def _run_demo(args: argparse.Namespace, out) -> int:
     return 0
 
 
-SUBCOMMANDS: list[Callable] = [_add_evaluate, _add_demo]
+
+# ---------------------------------------------------------------------------------------
+# gbrank bench <sub>
+
+
+def _folds_arg(text: str) -> list[int]:
+    """``--folds 1,3`` -> [1, 3]; bad input is reported before any data is read."""
+    parts = [t.strip() for t in text.split(",")]
+    if not any(parts):
+        raise argparse.ArgumentTypeError("--folds is empty; give fold numbers such as 1,3")
+    try:
+        return [int(t) for t in parts if t]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--folds takes comma-separated fold numbers such as 1,3, got {text!r}") from None
+
+
+def _add_bench_letor(bench_subparsers) -> None:
+    p = bench_subparsers.add_parser(
+        "letor",
+        help="compare ranking objectives (built-in LambdaMART, CatBoost, gbrank's) on LETOR folds",
+        description=(
+            "Train every chosen contender on each fold's train split with early stopping on its "
+            "vali split (the same gbrank metric, patience and round budget for all), predict the "
+            "test split, and write per-query scores, summary.md/json (means with 95% CIs, paired "
+            "t-tests against --baseline with Holm's correction), plots and config.json to --out. "
+            "Finished runs are cached in --out/runs and skipped when the command is run again. "
+            "Evaluation: gbrank.evaluate, queries without a relevant document score 0, tied "
+            "scores averaged over their orders."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--data", default="example",
+                   help="'example' (LightGBM's bundled example data), a dataset name under "
+                        "$GBRANK_DATA such as mq2008, or a folder with Fold1..FoldK or a single "
+                        "train/(vali)/test set")
+    p.add_argument("--folds", type=_folds_arg, default=None, metavar="K,K",
+                   help="fold numbers to run, e.g. 1,3 (default: all)")
+    p.add_argument("--contenders", action="append", default=None, metavar="NAMES",
+                   help="comma-separated contender names, groups (default, builtin, catboost, "
+                        "gbrank, bounded, lightgbm, xgboost, all) or globs such as "
+                        "'gbrank:nrbp*'; repeatable (default: 'default' = the libraries' own "
+                        "objectives and gbrank's unbounded objectives on LightGBM; --quick: a "
+                        "handful); --list-contenders shows them")
+    p.add_argument("--list-contenders", action="store_true",
+                   help="print every contender and group, then exit")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: few contenders (unless --contenders), at most 20 rounds, "
+                        "patience 5, the first fold only (unless --folds)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="most boosting rounds per run (default 1000; 20 with --quick)")
+    p.add_argument("--patience", type=int, default=None,
+                   help="stop when the validation metric has not improved for this many rounds "
+                        "(default 50; 5 with --quick)")
+    p.add_argument("--early-stopping-metric", default="ndcg@10", metavar="METRIC",
+                   help="gbrank metric watched on the validation queries by every contender")
+    p.add_argument("--learning-rate", type=float, default=0.05)
+    p.add_argument("--num-leaves", type=int, default=31, help="leaves per tree (LightGBM, XGBoost)")
+    p.add_argument("--depth", type=int, default=6, help="depth of CatBoost's symmetric trees")
+    p.add_argument("--seed", type=int, default=0, help="seed of every library (and of the "
+                                                        "validation split when the data has none)")
+    p.add_argument("--vali-fraction", type=float, default=0.2,
+                   help="share of the training queries held out for early stopping when a fold "
+                        "has no vali split (the bundled example has none)")
+    p.add_argument("--baseline", default="lightgbm:lambdarank",
+                   help="contender the others are tested against (added if not selected)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default runs/bench-letor-<data>)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="runs trained in parallel (processes); each run gets --threads threads, "
+                        "by default cores // jobs, so that jobs x threads <= cores")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads per run (boosting library and numba; default cores // jobs)")
+    p.set_defaults(handler=_run_bench_letor)
+
+
+def _run_bench_letor(args: argparse.Namespace, out) -> int:
+    from gbrank.bench._letor import contender_listing, prepare_letor, run_letor
+
+    if args.list_contenders:
+        out.write(contender_listing() + "\n")
+        return 0
+    try:
+        plan = prepare_letor(
+            data=args.data, folds=args.folds, contenders=args.contenders, quick=args.quick,
+            rounds=args.rounds, patience=args.patience, early_stopping_metric=args.early_stopping_metric,
+            learning_rate=args.learning_rate, num_leaves=args.num_leaves, depth=args.depth,
+            seed=args.seed, vali_fraction=args.vali_fraction, baseline=args.baseline,
+            out_dir=args.out, jobs=args.jobs, threads=args.threads,
+        )
+    except (OSError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    run_letor(plan, write=lambda text: print(text, file=out, flush=True))
+    return 0
+
+
+BENCH_COMMANDS: list[Callable] = [_add_bench_letor]
+
+
+def _add_bench(subparsers) -> None:
+    p = subparsers.add_parser(
+        "bench",
+        help="benchmarks: compare ranking objectives under one protocol and write a report",
+        description="Benchmarks that train several contenders under one protocol and write a "
+                    "report (per-query scores, summary with CIs and paired tests, plots).",
+    )
+    bench_subparsers = p.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
+    for add in BENCH_COMMANDS:
+        add(bench_subparsers)
+
+
+SUBCOMMANDS: list[Callable] = [_add_evaluate, _add_demo, _add_bench]
+
+
+# ---------------------------------------------------------------------------------------
+# the parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,7 +312,8 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
     try:
         return args.handler(args, out if out is not None else sys.stdout)
     except CommandError as exc:
-        print(f"gbrank {args.command}: error: {exc}", file=sys.stderr)
+        sub = getattr(args, "bench_command", None)
+        print(f"gbrank {args.command}{' ' + sub if sub else ''}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
