@@ -250,6 +250,8 @@ def _add_bench_letor(bench_subparsers) -> None:
 
 
 def _run_bench_letor(args: argparse.Namespace, out) -> int:
+    import shlex
+
     from gbrank.bench._letor import contender_listing, prepare_letor, run_letor
 
     if args.list_contenders:
@@ -262,6 +264,7 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
             learning_rate=args.learning_rate, num_leaves=args.num_leaves, depth=args.depth,
             seed=args.seed, vali_fraction=args.vali_fraction, baseline=args.baseline,
             out_dir=args.out, jobs=args.jobs, threads=args.threads,
+            command=" ".join(["gbrank", *(shlex.quote(a) for a in args.argv)]),
         )
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
@@ -269,7 +272,9 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
     return 0
 
 
-BENCH_COMMANDS: list[Callable] = [_add_bench_letor]
+from gbrank.bench._mf_cli import _add_bench_mf  # noqa: E402  (standard library only)
+
+BENCH_COMMANDS: list[Callable] = [_add_bench_letor, _add_bench_mf]
 
 
 def _add_bench(subparsers) -> None:
@@ -308,7 +313,9 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
     ``out`` is where results go (standard output by default); notes and errors go to
     standard error."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     try:
         return args.handler(args, out if out is not None else sys.stdout)
     except CommandError as exc:
