@@ -272,9 +272,7 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
     return 0
 
 
-from gbrank.bench._mf_cli import _add_bench_mf  # noqa: E402  (standard library only)
-
-BENCH_COMMANDS: list[Callable] = [_add_bench_letor, _add_bench_mf]
+BENCH_COMMANDS: list[Callable] = [_add_bench_letor]
 
 
 def _add_bench(subparsers) -> None:
