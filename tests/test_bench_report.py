@@ -93,7 +93,7 @@ def test_report_files(tmp_path):
     assert summary["conventions"] == CONVENTIONS and summary["baseline"] == "c1"
     md = (tmp_path / "summary.md").read_text()
     assert md.startswith("# synthetic") and "A note." in md and "c1 (baseline)" in md and "Holm" in md
-    assert "empty = zero" in md and "![wins.png](wins.png)" in md
+    assert "- empty: zero" in md and "![wins.png](wins.png)" in md
 
 
 def test_report_without_plots_and_with_one_contender(tmp_path):

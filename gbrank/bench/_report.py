@@ -188,7 +188,7 @@ def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[s
     lines = [f"# {title}", ""]
     for note in notes:
         lines += [note, ""]
-    lines += ["Conventions: " + "; ".join(f"{k} = {v}" for k, v in conventions.items()) + ".", "",
+    lines += ["Conventions:", ""] + [f"- {k}: {v}" for k, v in conventions.items()] + ["",
               f"Each cell: mean over the pooled test queries ± half-width of its {level}% Student-t "
               f"interval. ▲/▼: higher/lower than the baseline **{base}** by a paired t-test over the "
               f"queries (paired by split and query id), Holm-corrected across the contenders of each "

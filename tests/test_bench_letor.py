@@ -1,0 +1,188 @@
+"""``gbrank bench letor``: a smoke run on tiny LETOR folds, its report and cache, and every
+bad argument stopped before training."""
+
+import json
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.datasets import dump_svmlight_file
+
+import gbrank
+from gbrank.bench._letor import REGISTRY, REPORT_METRICS, load_cached, run_key, select_contenders
+from gbrank.cli import main
+from gbrank.datasets import make_letor
+
+CONTENDERS = "lightgbm:lambdarank,xgboost:rank:map,catboost:YetiRank,gbrank:nrbp@0.95+minmax"
+N = {"train": 30, "vali": 10, "test": 12}
+
+
+@pytest.fixture(scope="module")
+def letor_folder(tmp_path_factory):
+    """Two LETOR folds of synthetic data; query ids are unique across the whole folder."""
+    root = tmp_path_factory.mktemp("letor")
+    offset = 0
+    for k in (1, 2):
+        (root / f"Fold{k}").mkdir()
+        for i, (split, n) in enumerate(N.items()):
+            X, y, qid = make_letor(n_queries=n, n_features=8, random_state=10 * k + i)
+            dump_svmlight_file(X, y, str(root / f"Fold{k}" / f"{split}.txt"), query_id=qid + offset, zero_based=False)
+            offset += n
+    return root
+
+
+@pytest.fixture(scope="module")
+def bench_run(letor_folder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    argv = ["bench", "letor", "--data", str(letor_folder), "--contenders", CONTENDERS, "--rounds", "6",
+            "--patience", "2", "--out", str(out), "--threads", "1"]
+    rc = main(argv, out=(log := _Log()))
+    return out, argv, rc, log.text
+
+
+class _Log:
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def _fold(folder, k, split):
+    return gbrank.datasets.load_letor(pathlib.Path(folder) / f"Fold{k}" / f"{split}.txt")
+
+
+def test_smoke_run_writes_the_report(bench_run):
+    out, _, rc, text = bench_run
+    assert rc == 0 and "report written to" in text and "8 runs to train, 0 cached" in text
+    for name in ("summary.md", "summary.json", "config.json", "per_query.csv.gz", "metrics.png", "wins.png",
+                 "diff_vs_relevant.png", "cdf.png", "ndcg_at_k.png"):
+        assert (out / name).stat().st_size > 100, name
+    pq = pd.read_csv(out / "per_query.csv.gz")
+    assert list(pq.columns[:5]) == ["contender", "split", "qid", "n_items", "n_relevant"]
+    assert set(REPORT_METRICS) | {f"ndcg@{k}" for k in range(1, 21)} <= set(pq.columns)
+    assert pq.groupby("contender").size().to_dict() == {n: 2 * N["test"] for n in CONTENDERS.split(",")}
+    config = json.loads((out / "config.json").read_text())
+    assert config["protocol"]["seed"] == 0 and config["protocol"]["rounds"] == 6
+    assert config["versions"]["catboost"] and config["versions"]["lightgbm"]
+    assert config["contenders"]["xgboost:rank:map"]["binary_labels"] is True
+    assert config["command"].startswith("gbrank bench letor --data")
+    assert all(1 <= r["best_iteration"] <= 6 for r in config["runs"])
+    md = (out / "summary.md").read_text()
+    assert "lightgbm:lambdarank (baseline)" in md and "binary labels" in md and "Holm" in md
+
+
+def test_summary_equals_a_direct_evaluation_and_a_hand_holm(bench_run, letor_folder):
+    out, _, _, _ = bench_run
+    summary = json.loads((out / "summary.json").read_text())
+    runs = sorted((out / "runs").glob("*.npz"))
+    assert len(runs) == 8
+    pooled = {}
+    for path in runs:
+        scores, rec = load_cached(path)
+        k = int(rec["fold"][-1])
+        pooled.setdefault(rec["contender"], {})[k] = scores
+    ys = [_fold(letor_folder, k, "test") for k in (1, 2)]
+    y = np.concatenate([t.y for t in ys])
+    qid = np.concatenate([t.qid for t in ys])
+    direct = {}
+    for name, by_fold in pooled.items():
+        direct[name] = gbrank.evaluate(y, np.concatenate([by_fold[1], by_fold[2]]), qid, REPORT_METRICS)
+        s = direct[name].summary()
+        for m in REPORT_METRICS:
+            assert summary["contenders"][name][m]["mean"] == pytest.approx(s.loc[m, "mean"], abs=1e-12)
+            assert summary["contenders"][name][m]["ci_high"] == pytest.approx(s.loc[m, "ci_high"], abs=1e-12)
+    others = [n for n in CONTENDERS.split(",") if n != "lightgbm:lambdarank"]
+    base = direct["lightgbm:lambdarank"].per_query
+    for m in ("ndcg@10", "ap", "nrbp@0.95"):
+        p = np.array([stats.ttest_rel(direct[n].per_query[m], base[m]).pvalue
+                      if not np.allclose(direct[n].per_query[m], base[m]) else 1.0 for n in others])
+        order = np.argsort(p)
+        hand = np.empty(3)
+        running = 0.0
+        for i, j in enumerate(order):  # Holm: (m - i) * p_(i), made monotone, capped at 1
+            running = max(running, min(1.0, (3 - i) * p[j]))
+            hand[j] = running
+        for n, want in zip(others, hand):
+            assert summary["tests"][n][m]["p_holm"] == pytest.approx(want, rel=1e-9)
+
+
+def test_a_second_run_resumes_from_the_cache(bench_run):
+    out, argv, _, _ = bench_run
+    runs = sorted((out / "runs").glob("*.npz"))
+    stamps = {p: p.stat().st_mtime_ns for p in runs}
+    removed = next(p for p in runs if p.name.startswith("catboost"))
+    removed.unlink()
+    before = json.loads((out / "summary.json").read_text())
+    assert main(argv, out=(log := _Log())) == 0
+    assert "1 runs to train, 7 cached" in log.text
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p != removed) and removed.exists()
+    after = json.loads((out / "summary.json").read_text())
+    assert after["contenders"]["lightgbm:lambdarank"] == before["contenders"]["lightgbm:lambdarank"]
+    # the cache key changes with anything that changes a run's result
+    c = REGISTRY["gbrank:ndcg"]
+    settings = json.loads((out / "config.json").read_text())["protocol"]
+    settings = {k: settings[k] for k in ("early_stopping_metric", "rounds", "patience", "learning_rate",
+                                         "num_leaves", "catboost_depth", "seed", "vali_fraction")}
+    key = run_key(c, "Fold1", "data", settings)
+    assert run_key(c, "Fold1", "data", dict(settings)) == key
+    assert run_key(c, "Fold1", "data", {**settings, "rounds": 5}) != key
+    assert run_key(c, "Fold1", "other data", settings) != key
+    assert run_key(REGISTRY["gbrank-xgb:ndcg"], "Fold1", "data", settings) != key
+
+
+def test_contender_selection():
+    names = [c.name for c in select_contenders(["gbrank:nrbp@0.95*"], baseline="lightgbm:lambdarank")]
+    assert names == ["lightgbm:lambdarank", "gbrank:nrbp@0.95", *(f"gbrank:nrbp@0.95+{b}" for b in
+                     ("minmax", "expectation", "expectation_max", "distribution"))]
+    assert len(select_contenders(["all"], baseline="lightgbm:lambdarank")) == len(REGISTRY) == 70
+    assert len(select_contenders(["bounded"], baseline="lightgbm:lambdarank")) == 49
+    default = {c.name for c in select_contenders(None, baseline="lightgbm:lambdarank")}
+    assert "catboost:LambdaMart:metric=MRR" in default and "gbrank:nrbp@0.8" in default
+    assert not any(c.startswith("gbrank-xgb") or "+" in c for c in default)
+
+
+def _error(argv, capsys):
+    assert main(argv) == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--data", "/no/such/folder"], "no such folder"),
+    (["--data", "no-such-dataset"], "is not 'example', an existing folder, or a known dataset name"),
+    (["--contenders", "lightgbm:lambdarank,nope"], "unknown contender 'nope'; valid groups: all, bounded"),
+    (["--baseline", "nope"], "unknown baseline 'nope'; choose one of: catboost:LambdaMart"),
+    (["--rounds", "0"], "--rounds must be at least 1, got 0"),
+    (["--patience", "-1"], "--patience must be at least 1"),
+    (["--jobs", "0"], "--jobs must be at least 1"),
+    (["--early-stopping-metric", "ndgc@10"], "--early-stopping-metric"),
+    (["--folds", "2"], "--data example has a single train/test set; leave out --folds"),
+])
+def test_bad_arguments_stop_before_training(args, message, capsys, tmp_path):
+    err = _error(["bench", "letor", "--out", str(tmp_path / "out"), *args], capsys)
+    assert message in err and err.startswith("gbrank bench letor: error:") and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_folds_that_do_not_exist(letor_folder, capsys, tmp_path):
+    err = _error(["bench", "letor", "--data", str(letor_folder), "--folds", "1,7", "--out", str(tmp_path / "o")],
+                 capsys)
+    assert "fold 7 is not in" in err and "choose among [1, 2]" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_empty_folds_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "letor", "--folds", ","])
+    assert exc.value.code == 2 and "--folds is empty" in capsys.readouterr().err
+
+
+def test_list_contenders_names_every_one(capsys):
+    assert main(["bench", "letor", "--list-contenders"]) == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in REGISTRY) and "bounded" in text
