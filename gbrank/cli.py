@@ -272,7 +272,9 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
     return 0
 
 
-BENCH_COMMANDS: list[Callable] = [_add_bench_letor]
+from gbrank.bench._mf_cli import _add_bench_mf  # noqa: E402  (standard library only)
+
+BENCH_COMMANDS: list[Callable] = [_add_bench_letor, _add_bench_mf]
 
 
 def _add_bench(subparsers) -> None:

@@ -1,0 +1,245 @@
+"""``gbrank bench mf``: the command on tiny synthetic ratings (outputs, a direct evaluation
+of the same models, resume from cached runs, bad arguments), and the corrected sampled
+estimate of Krichene & Rendle (exact without sampling, unbiased for the mean metric when
+true ranks are uniform, checked by simulation)."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gbrank.bench._mf_correction import corrected_metrics, rescaled_rank, sampled_ranks
+from gbrank.cli import main
+from gbrank.evaluation import evaluate
+
+METRICS = ["ndcg", "ndcg@1", "ndcg@5", "ndcg@20", "ap", "rr", "nrbp@0.8", "nrbp@0.95", "auc"]
+
+
+# ---------------------------------------------------------------------------------------
+# the correction
+
+
+def _random_lists(rng, n_users=40):
+    users, scores, rel = [], [], []
+    for u in range(n_users):
+        n = int(rng.integers(5, 80))
+        r = int(rng.integers(1, min(n - 1, 12) + 1))
+        s = rng.normal(size=n)
+        lab = np.zeros(n, dtype=bool)
+        lab[rng.choice(n, r, replace=False)] = True
+        users += [u] * n
+        scores += list(s)
+        rel += list(lab)
+    return np.array(users), np.array(scores), np.array(rel)
+
+
+def test_without_sampling_the_estimate_is_the_exact_metric():
+    """m = N: every sampled rank is the full rank, and the formulas meet gbrank.evaluate."""
+    users, scores, rel = _random_lists(np.random.default_rng(0))
+    n_users = users.max() + 1
+    pu, k = sampled_ranks(users, scores, rel, n_users)
+    N = np.bincount(users[~rel], minlength=n_users)
+    est = corrected_metrics(pu, k, N, N, METRICS)
+    ref = evaluate(rel.astype(float), scores, users, METRICS, relevance_threshold=1, empty="zero").per_query
+    for m in METRICS:
+        np.testing.assert_allclose(est[m], ref[m].sort_index().to_numpy(), rtol=1e-12, atol=1e-12, err_msg=m)
+
+
+def test_corrected_estimate_is_unbiased_for_uniform_true_ranks():
+    """The posterior mean under a uniform prior on the full rank is unbiased for the mean
+    metric when true ranks are uniform (law of total expectation), while the naive sampled
+    metric is far off; the truth and the draws are simulated."""
+    rng = np.random.default_rng(1)
+    N, m, n = 400, 8, 200_000
+    K = rng.integers(0, N + 1, n)  # true negatives above the relevant item
+    k = rng.hypergeometric(K, N - K, m)  # m negatives sampled without replacement
+    users = np.arange(n)
+    est = corrected_metrics(users, k, np.full(n, N), np.full(n, m), METRICS)
+    truth = corrected_metrics(users, K, np.full(n, N), np.full(n, N), METRICS)
+    naive = corrected_metrics(users, k, np.full(n, m), np.full(n, m), METRICS)
+    for name in METRICS:
+        se = est[name].std() / np.sqrt(n) + truth[name].std() / np.sqrt(n)
+        assert abs(est[name].mean() - truth[name].mean()) < 4 * se, name
+        if name != "auc":  # the sampled AUC is itself unbiased; the top-heavy metrics are not
+            assert naive[name].mean() > truth[name].mean() + 20 * se, name
+
+
+def test_unbiased_through_real_subsets_of_scored_items():
+    """End to end with scores: each user's relevant item sits at a uniform rank among N
+    scored negatives; m of them are drawn as a subset; sampled_ranks + the correction."""
+    rng = np.random.default_rng(2)
+    n_users, N, m = 6000, 60, 5
+    truth_rank = rng.integers(0, N + 1, n_users)
+    neg_scores = -np.arange(N, dtype=float)  # negative i has i negatives above it
+    rows_u, rows_s, rows_r = [], [], []
+    for u in range(n_users):
+        chosen = rng.choice(N, m, replace=False)
+        rows_u += [u] * (m + 1)
+        rows_s += list(neg_scores[chosen]) + [-(truth_rank[u] - 0.5)]
+        rows_r += [False] * m + [True]
+    pu, k = sampled_ranks(np.array(rows_u), np.array(rows_s), np.array(rows_r), n_users)
+    est = corrected_metrics(pu, k, np.full(n_users, N), np.full(n_users, m), ["ndcg", "rr", "auc"])
+    exact = corrected_metrics(np.arange(n_users), truth_rank, np.full(n_users, N), np.full(n_users, N),
+                              ["ndcg", "rr", "auc"])
+    for name in ("ndcg", "rr", "auc"):
+        se = est[name].std() / np.sqrt(n_users) + exact[name].std() / np.sqrt(n_users)
+        assert abs(est[name].mean() - exact[name].mean()) < 4 * se, name
+    # the simple rank estimate k N / m is unbiased for the rank itself
+    assert abs(rescaled_rank(k, N, m).mean() - truth_rank.mean()) < 4 * rescaled_rank(k, N, m).std() / np.sqrt(n_users)
+
+
+def test_correction_rejects_bad_input():
+    with pytest.raises(ValueError, match="no corrected estimate for metric 'p@5'"):
+        corrected_metrics(np.array([0]), np.array([0]), np.array([5]), np.array([2]), ["p@5"])
+    with pytest.raises(ValueError, match="subset"):
+        corrected_metrics(np.array([0]), np.array([0]), np.array([5]), np.array([6]), ["ndcg"])
+
+
+# ---------------------------------------------------------------------------------------
+# the command
+
+
+def _ratings(path: pathlib.Path, n_users=30, n_items=110, seed=0) -> pathlib.Path:
+    """Low-rank synthetic ratings: each user's 32 best items rated 5, 8 others rated 2."""
+    rng = np.random.default_rng(seed)
+    U, V = rng.normal(size=(n_users, 3)), rng.normal(size=(n_items, 3))
+    rows = []
+    for u in range(n_users):
+        s = U[u] @ V.T + 0.5 * rng.normal(size=n_items)
+        order = np.argsort(-s)
+        rows += [(f"u{u}", 1000 + i, 5.0) for i in order[:32]]
+        rows += [(f"u{u}", 1000 + i, 2.0) for i in rng.choice(order[32:], 8, replace=False)]
+    path.write_text("user,item,rating\n" + "".join(f"{u},{i},{r}\n" for u, i, r in rows))
+    return path
+
+
+ARGS = ["--nsr", "1,2", "--splits", "1", "--seed", "3", "--losses", "listwise_nrbp,lambda_ndcg", "--epochs", "3",
+        "--patience", "2", "--jobs", "1", "--threads", "1"]
+
+
+def _run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stderr(err):
+        code = main(argv, out=out)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("bench_mf")
+    data = _ratings(base / "ratings.csv")
+    out = base / "out"
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS])
+    assert code == 0, err
+    return data, out, text
+
+
+def test_bench_mf_writes_the_reports(bench_run):
+    data, out, text = bench_run
+    assert "4 runs, 0 cached, 4 to train" in text
+    for protocol in ("full", "sampled", "corrected"):
+        folder = out / protocol
+        for name in ("summary.md", "summary.json", "config.json", "per_query.csv.gz", "metrics.png", "wins.png",
+                     "cdf.png", "ndcg_at_k.png", "diff_vs_relevant.png"):
+            assert (folder / name).is_file(), f"{protocol}/{name}"
+        summary = json.loads((folder / "summary.json").read_text())
+        assert summary["baseline"] == "listwise_nrbp"
+        assert set(summary["contenders"]) == {"listwise_nrbp", "lambda_ndcg"}
+        assert protocol in summary["conventions"]["protocol"]
+        pq = pd.read_csv(folder / "per_query.csv.gz")
+        assert set(pq["split"]) == {"nsr1-seed3", "nsr2-seed3"}
+        assert len(pq) == 2 * 2 * 30  # losses x splits x users
+    config = json.loads((out / "config.json").read_text())
+    assert config["seeds"]["splits"] == [3]
+    assert config["environment"]["torch"]
+    assert len(config["runs"]) == 4
+    md = (out / "summary.md").read_text()
+    assert "| listwise_nrbp (nrbp@0.95) |" in md
+    full = pd.read_csv(out / "full" / "per_query.csv.gz")
+    sampled = pd.read_csv(out / "sampled" / "per_query.csv.gz")
+    # the sampled lists are short: NSR x as many negatives as positives
+    np.testing.assert_array_equal(sampled[sampled.split == "nsr2-seed3"]["n_items"],
+                                  3 * sampled[sampled.split == "nsr2-seed3"]["n_relevant"])
+    assert (full["n_items"] > sampled["n_items"].max()).all()
+    assert sampled["ndcg"].mean() > full["ndcg"].mean()  # sampled metrics are optimistic
+
+
+def test_summary_equals_a_direct_evaluation(bench_run):
+    """The same split and model trained directly, evaluated with evaluate_recommender."""
+    from gbrank.torch import MFRanker, evaluate_recommender, split_interactions
+
+    data, out, _ = bench_run
+    frame = pd.read_csv(data)
+    X, y = frame[["user", "item"]].to_numpy(), frame["rating"].to_numpy()
+    split = split_interactions(X, y, relevance_threshold=4, min_positives=25, nsr=2, random_state=3)
+    model = MFRanker(loss="lambda_ndcg", n_factors=32, nsr=2, optimizer="adam", learning_rate=0.01, epochs=3,
+                     batch_size=32, early_stopping=2, validation_size=0.1, relevance_threshold=4, device="cpu",
+                     random_state=3, verbose=0).fit(split.X_train, split.y_train, items=split.items)
+    metrics = ["ndcg@10", "ndcg", "ap", "rr", "nrbp@0.95", "auc"]
+    for protocol in ("full", "sampled"):
+        direct = evaluate_recommender(model, split, protocol=protocol, metrics=metrics).mean()
+        summary = json.loads((out / protocol / "summary.json").read_text())
+        reported = summary["splits"]["lambda_ndcg"]["nsr2-seed3"]
+        for m in metrics:
+            assert reported[m] == pytest.approx(direct[m], abs=1e-9), (protocol, m)
+
+
+def test_bench_mf_resumes_from_cached_runs(bench_run):
+    data, out, _ = bench_run
+    runs = out / "runs"
+    before = {p.name: p.stat().st_mtime_ns for p in runs.iterdir()}
+    first = json.loads((out / "full" / "summary.json").read_text())["contenders"]
+    (runs / "ratings-nsr2-seed3-lambda_ndcg.json").unlink()  # as if killed before this run finished
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots"])
+    assert code == 0, err
+    assert "4 runs, 3 cached, 1 to train" in text
+    after = {p.name: p.stat().st_mtime_ns for p in runs.iterdir()}
+    changed = {n for n in after if after[n] != before.get(n)}
+    assert changed == {"ratings-nsr2-seed3-lambda_ndcg.json", "ratings-nsr2-seed3-lambda_ndcg.csv.gz"}
+    again = json.loads((out / "full" / "summary.json").read_text())["contenders"]
+    assert again == first  # seeded on the CPU: the retrained run is the same model
+    # other settings do not reuse the cache
+    from gbrank.bench._mf import cached_run, prepare_mf
+
+    plan = prepare_mf(data=str(data), nsr="1,2", splits=1, seed=3, losses=["listwise_nrbp", "lambda_ndcg"],
+                      epochs=3, patience=2, out=str(out), jobs=1, threads=1)
+    assert cached_run(plan, 2, 3, "lambda_ndcg") is not None
+    plan.epochs = 4
+    assert cached_run(plan, 2, 3, "lambda_ndcg") is None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--losses", "listwise_foo"], "unknown loss 'listwise_foo'"),
+    (["--losses", "listwise,nope"], "valid names: bpr, kos_auc"),
+    (["--nsr", "0"], "--nsr takes positive integers"),
+    (["--nsr", "1,x"], "'x' is not a number"),
+    (["--splits", "0"], "--splits must be a positive"),
+    (["--epochs", "0"], "--epochs must be a positive integer"),
+    (["--baseline", "nope"], "--baseline: unknown loss"),
+    (["--device", "tpu"], "unknown device 'tpu'"),
+    (["--min-positives", "500"], "no user has at least 500 positive"),
+])
+def test_bad_arguments_fail_before_training(tmp_path, argv, message):
+    data = _ratings(tmp_path / "ratings.csv", n_users=6)
+    out = tmp_path / "out"
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *argv])
+    assert code == 2
+    assert message in err
+    assert not out.exists()  # nothing trained, nothing written
+
+
+def test_missing_data_fails_with_the_fix(tmp_path):
+    code, _, err = _run(["bench", "mf", "--data", str(tmp_path / "nowhere.csv")])
+    assert code == 2
+    assert "neither 'movielens', 'citeulike' nor an existing file" in err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    code, _, err = _run(["bench", "mf", "--data", str(bad)])
+    assert code == 2 and "needs a header with columns 'user' and 'item'" in err
