@@ -11,9 +11,13 @@ This is the only part of gbrank that imports torch.
   :func:`evaluate_recommender` (``"sampled"`` or ``"full"`` catalogue).
 * Estimators with scikit-learn conventions: :class:`MFRanker` (user, item) and
   :class:`NetRanker` (features, query ids); ``save``/``load``.
+* Data-parallel training (DistributedDataParallel, users split over processes):
+  ``MFRanker(distributed=True)`` under ``torchrun``, :func:`fit_distributed`,
+  :func:`launch_local`.
 """
 
 from ._device import resolve_device
+from ._distributed import DistributedTrainingError, fit_distributed, launch_local
 from ._interactions import InteractionSplit, NotEnoughNegatives, split_interactions
 from ._lambda import DELTAS, lambda_loss, lambda_weights
 from ._listwise import (gains, listwise_ap_loss, listwise_ndcg_loss, listwise_nrbp_loss, listwise_rr_loss,
@@ -32,4 +36,5 @@ __all__ = [
     "InteractionSplit", "NotEnoughNegatives", "split_interactions", "PROTOCOLS", "evaluate_recommender",
     "MatrixFactorization", "MFRanker", "RankingNet", "NetRanker",
     "resolve_device",
+    "fit_distributed", "launch_local", "DistributedTrainingError",
 ]

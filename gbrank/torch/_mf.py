@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 import torch
 
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
+from ._distributed import ONE_PROCESS, data_parallel
 from ._interactions import (NotEnoughNegatives, _check_nsr, check_pairs, csr_difference, csr_from, csr_rows,
                             csr_take, display_id, holdout, sample_negatives)
 from ._protocol import PROTOCOLS, evaluate_full, evaluate_sampled
@@ -199,6 +202,12 @@ class MFRanker(TorchRanker):
         draws); on the CPU a seed gives identical models.
     verbose : int, default 1
         0 hides the progress bar.
+    distributed : bool, default False
+        Train as one process of a ``torch.distributed`` group with DistributedDataParallel
+        (under ``torchrun``, or through :func:`fit_distributed`): each step's users are
+        split over the processes and the model equals the one-process model for the same
+        ``random_state`` (an int is required), up to float summation order.  See
+        ``gbrank.torch._distributed``.
 
     Attributes
     ----------
@@ -230,7 +239,8 @@ class MFRanker(TorchRanker):
                  eval_protocol: str = "sampled", validation_size: float = 0.1, early_stopping: int | None = None,
                  resample_negatives: bool = True, relevance_threshold: float = 1.0, min_positives: int = 1,
                  loss_params: dict | None = None, init_std: float = 0.1, device: str = "auto",
-                 random_state: int | None = None, verbose: int = 1, bounding: str | None = None):
+                 random_state: int | None = None, verbose: int = 1, bounding: str | None = None,
+                 distributed: bool = False):
         self.loss = loss
         self.bounding = bounding
         self.n_factors = n_factors
@@ -253,6 +263,7 @@ class MFRanker(TorchRanker):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.distributed = distributed
 
     # ---- fit --------------------------------------------------------------------------
     def fit(self, X, y=None, *, items=None, eval_set=None):
@@ -358,8 +369,11 @@ class MFRanker(TorchRanker):
 
         module = MatrixFactorization(n_users, n_items, int(self.n_factors))
         module.reset_parameters(float(self.init_std), generator)
-        module.to(device)
-        history, best_epoch, best_score = train(module, task, loss, config, device, generator, rng, str(metric))
+        with self._replicas(device) as replicas:
+            device = replicas.device_for(device)
+            module.to(device)
+            history, best_epoch, best_score = train(module, task, loss, config, device, generator, rng, str(metric),
+                                                    replicas)
         self.module_ = module.cpu().eval()
         self.loss_ = loss
         self.eval_metric_ = str(metric)
@@ -368,6 +382,14 @@ class MFRanker(TorchRanker):
         self.best_score_ = best_score
         self.device_ = str(device)
         return self
+
+    def _replicas(self, device):
+        """The processes this fit trains with: one, or a DDP group when ``distributed=True``."""
+        if not isinstance(self.distributed, (bool, np.bool_)):
+            raise ValueError(f"distributed must be True or False, got {self.distributed!r}")
+        if not self.distributed:
+            return contextlib.nullcontext(ONE_PROCESS)
+        return data_parallel(device, self.random_state)
 
     def _eval_set_validation(self, eval_set, metric):
         try:

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ._distributed import ONE_PROCESS
+
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
 
 
@@ -56,45 +58,59 @@ def _chunks(n_rows: int, pairs_per_row: int, max_pairs: int):
     return [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
 
 
-def train_epoch(module, task, loss, optimizer, device, generator, rng, max_pairs) -> tuple[float, int]:
-    """One pass over the task's batches; returns (mean loss per list, number of lists)."""
+def train_epoch(module, task, loss, optimizer, device, generator, rng, max_pairs,
+                replicas=ONE_PROCESS) -> tuple[float, int]:
+    """One pass over the task's batches; returns (mean loss per list, number of lists).
+
+    With DDP ``replicas`` (``_distributed.Replicas``) each process computes its shard of
+    every global batch and back-propagates ``world_size / n_rows * sum(shard losses)``;
+    DDP's average over the processes then equals the one-process gradient of the batch mean.
+    """
     module.train()
     total, count = 0.0, 0
     for batch in task.batches(rng):
         inputs, labels, mask = task.tensors(batch, device)
         n_rows, width = labels.shape
+        first, last = replicas.shard(n_rows)
+        inputs, labels, mask = task.slice(inputs, first, last), labels[first:last], mask[first:last]
         n_pos = int((labels > 0).sum(dim=1).max()) if labels.numel() else 0
         optimizer.zero_grad(set_to_none=True)
-        batch_loss = 0.0
-        for a, b in _chunks(n_rows, max(n_pos, 1) * width, max_pairs):
-            part = task.scores(module, task.slice(inputs, a, b))
-            per_list = loss(part, labels[a:b], mask[a:b], generator=generator)
-            value = per_list.sum() / n_rows
-            value.backward()
-            batch_loss += float(value.detach())
+        chunks = _chunks(last - first, max(n_pos, 1) * width, max_pairs) or [(0, 0)]
+        for k, (a, b) in enumerate(chunks):
+            with replicas.no_sync(module, last=k == len(chunks) - 1):
+                part = task.scores(module, task.slice(inputs, a, b))
+                # an empty shard still runs forward and backward, so that DDP's all-reduce never waits for it
+                per_list = loss(part, labels[a:b], mask[a:b], generator=generator) if b > a else part.sum(dim=1)
+                value = per_list.sum() * replicas.world_size / n_rows
+                value.backward()
+            total += float(per_list.detach().sum())
         optimizer.step()
-        total += batch_loss * n_rows
         count += n_rows
+    total, = replicas.sum([total], device)
     return (total / count if count else float("nan")), count
 
 
 def train(module, task, loss, config: TrainConfig, device: torch.device, generator: torch.Generator,
-          rng: np.random.Generator, metric_name: str | None):
+          rng: np.random.Generator, metric_name: str | None, replicas=ONE_PROCESS):
     """Train ``module`` in place; returns ``(history DataFrame, best_epoch, best_score)``.
 
     With validation (``task.validate`` returning a number) the module ends with the weights
-    of its best evaluated epoch; without, with those of the last epoch.
+    of its best evaluated epoch; without, with those of the last epoch.  ``replicas`` are
+    the processes of a DDP run (``gbrank.torch._distributed``): the steps run on a
+    ``DistributedDataParallel`` wrapper of ``module``, validation on rank 0 only.
     """
     from tqdm.auto import tqdm
 
     optimizer = OPTIMIZERS[config.optimizer](module.parameters(), lr=config.learning_rate,
                                              weight_decay=config.weight_decay)
+    model = replicas.wrap(module)
+    generator = replicas.loss_generator(generator, loss)
     history, best_state, best_epoch, best_score, stale = [], None, config.epochs, None, 0
     sign = 1.0 if config.higher_is_better else -1.0
-    bar = tqdm(range(1, config.epochs + 1), disable=not config.verbose, desc="epochs", leave=False)
+    bar = tqdm(range(1, config.epochs + 1), disable=not config.verbose or replicas.rank != 0, desc="epochs", leave=False)
     for epoch in bar:
         start = time.perf_counter()
-        mean_loss, _ = train_epoch(module, task, loss, optimizer, device, generator, rng, config.max_pairs)
+        mean_loss, _ = train_epoch(model, task, loss, optimizer, device, generator, rng, config.max_pairs, replicas)
         if not math.isfinite(mean_loss) or not all(bool(torch.isfinite(w).all()) for w in module.parameters()):
             what = f"loss became {mean_loss}" if not math.isfinite(mean_loss) else "weights became infinite or NaN"
             raise FloatingPointError(f"the training {what} at epoch {epoch}; lower the learning rate")
@@ -102,7 +118,7 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
         if epoch % config.eval_every == 0 or epoch == config.epochs:
             module.eval()
             with torch.no_grad():
-                score = task.validate(module)
+                score = replicas.agree(lambda: task.validate(module))
             if score is not None:
                 row[metric_name] = score
                 if best_score is None or sign * score > sign * best_score:
