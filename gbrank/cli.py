@@ -147,34 +147,6 @@ def _records(table) -> dict:
 
 
 # ---------------------------------------------------------------------------------------
-# gbrank demo
-
-
-def _add_demo(subparsers) -> None:
-    p = subparsers.add_parser(
-        "demo",
-        help="train gbrank objectives and LambdaMART on the bundled example data and compare them",
-        description="Train gbrank's dnDCG, dAP, dRR and dnRBP objectives and the built-in "
-                    "LambdaMART of LightGBM and XGBoost on the bundled LightGBM example data, "
-                    "evaluate them on its test queries and write a small report.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    p.add_argument("--out", default="runs/demo", help="folder for the report")
-    p.add_argument("--rounds", type=int, default=100, help="boosting rounds per model")
-    p.set_defaults(handler=_run_demo)
-
-
-def _run_demo(args: argparse.Namespace, out) -> int:
-    from gbrank._demo import run_demo
-
-    if args.rounds < 1:
-        raise CommandError(f"--rounds must be at least 1, got {args.rounds}")
-    run_demo(args.out, n_estimators=args.rounds, write=lambda text: print(text, file=out))
-    return 0
-
-
-
-# ---------------------------------------------------------------------------------------
 # gbrank bench <sub>
 
 
@@ -289,7 +261,7 @@ def _add_bench(subparsers) -> None:
         add(bench_subparsers)
 
 
-SUBCOMMANDS: list[Callable] = [_add_evaluate, _add_demo, _add_bench]
+SUBCOMMANDS: list[Callable] = [_add_evaluate, _add_bench]
 
 
 # ---------------------------------------------------------------------------------------

@@ -367,8 +367,8 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
     runs_dir.mkdir(parents=True, exist_ok=True)
     fingerprints = {f.name: _fingerprint(f) for f in plan.folds}
     tasks, cached = [], []
-    for fold in plan.folds:
-        for c in plan.contenders:
+    for c in sorted(plan.contenders, key=_priority):  # a contender's folds together, cheap ones first
+        for fold in plan.folds:
             path = cache_path(runs_dir, c, fold.name, run_key(c, fold.name, fingerprints[fold.name], plan.settings))
             (cached if path.exists() else tasks).append((c, fold, path))
     write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders: "
@@ -440,6 +440,12 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
     write(f"report written to {out.resolve()}/ (summary.md, summary.json, config.json, per_query.csv.gz, "
           + ", ".join(f for f in summary["files"] if f.endswith(".png")) + ")")
     return summary
+
+
+def _priority(c: Contender) -> tuple:
+    """Training order: built-ins, then gbrank on LightGBM, then on XGBoost, unbounded before
+    bounded; so that an interrupted benchmark has whole contenders (all folds) to report."""
+    return (c.kind == "gbrank", c.library == "xgboost", c.bounding is not None)
 
 
 def _line(rec: dict) -> str:
