@@ -118,8 +118,8 @@ def _ratings(path: pathlib.Path, n_users=30, n_items=110, seed=0) -> pathlib.Pat
     return path
 
 
-ARGS = ["--nsr", "1,2", "--splits", "1", "--seed", "3", "--losses", "listwise_nrbp,lambda_ndcg", "--epochs", "3",
-        "--patience", "2", "--jobs", "1", "--threads", "1"]
+ARGS = ["--nsr", "1,2", "--splits", "1", "--seed", "3", "--losses", "listwise_nrbp,lambda_ndcg", "--epochs", "2",
+        "--patience", "1", "--jobs", "1", "--threads", "1"]
 
 
 def _run(argv):
@@ -179,8 +179,8 @@ def test_summary_equals_a_direct_evaluation(bench_run):
     frame = pd.read_csv(data)
     X, y = frame[["user", "item"]].to_numpy(), frame["rating"].to_numpy()
     split = split_interactions(X, y, relevance_threshold=4, min_positives=25, nsr=2, random_state=3)
-    model = MFRanker(loss="lambda_ndcg", n_factors=32, nsr=2, optimizer="adam", learning_rate=0.01, epochs=3,
-                     batch_size=32, early_stopping=2, validation_size=0.1, relevance_threshold=4, device="cpu",
+    model = MFRanker(loss="lambda_ndcg", n_factors=32, nsr=2, optimizer="adam", learning_rate=0.01, epochs=2,
+                     batch_size=32, early_stopping=1, validation_size=0.1, relevance_threshold=4, device="cpu",
                      random_state=3, verbose=0).fit(split.X_train, split.y_train, items=split.items)
     metrics = ["ndcg@10", "ndcg", "ap", "rr", "nrbp@0.95", "auc"]
     for protocol in ("full", "sampled"):
@@ -209,7 +209,7 @@ def test_bench_mf_resumes_from_cached_runs(bench_run):
     from gbrank.bench._mf import cached_run, prepare_mf
 
     plan = prepare_mf(data=str(data), nsr="1,2", splits=1, seed=3, losses=["listwise_nrbp", "lambda_ndcg"],
-                      epochs=3, patience=2, out=str(out), jobs=1, threads=1)
+                      epochs=2, patience=1, out=str(out), jobs=1, threads=1)
     assert cached_run(plan, 2, 3, "lambda_ndcg") is not None
     plan.epochs = 4
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
@@ -243,3 +243,17 @@ def test_missing_data_fails_with_the_fix(tmp_path):
     bad.write_text("a,b\n1,2\n")
     code, _, err = _run(["bench", "mf", "--data", str(bad)])
     assert code == 2 and "needs a header with columns 'user' and 'item'" in err
+
+
+@pytest.mark.slow
+def test_parallel_jobs_give_the_same_numbers(bench_run, tmp_path):
+    """--jobs 2 trains in spawned worker processes; seeded CPU runs give the same report."""
+    data, out, _ = bench_run
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(tmp_path / "par"), *ARGS[:-4],
+                            "--jobs", "2", "--threads", "1", "--no-plots"])
+    assert code == 0, err
+    assert "2 job(s) x 1 thread(s)" in text
+    for protocol in ("full", "sampled", "corrected"):
+        a = json.loads((out / protocol / "summary.json").read_text())["contenders"]
+        b = json.loads((tmp_path / "par" / protocol / "summary.json").read_text())["contenders"]
+        assert a == b, protocol

@@ -88,6 +88,7 @@ class MFPlan:
     out: str
     quick: bool
     plots: bool = True
+    command: str = ""
     data_summary: dict = field(default_factory=dict)
 
     def training_settings(self) -> dict:
@@ -199,7 +200,7 @@ def load_interactions(data: str) -> tuple[pd.DataFrame, str, float]:
 def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, baseline="listwise_nrbp",
                epochs=None, patience=None, learning_rate=0.01, optimizer="adam", n_factors=32, batch_size=32,
                validation_size=0.1, relevance_threshold=None, min_positives=25, device="auto", jobs=1,
-               threads=None, out=None, quick=False, plots=True) -> MFPlan:
+               threads=None, out=None, quick=False, plots=True, command="") -> MFPlan:
     """Validate every argument and the data (a split at the largest NSR is drawn) before any
     training; raise ValueError or FileNotFoundError with what is wrong and how to fix it."""
     from gbrank.torch import resolve_device, split_interactions
@@ -250,7 +251,7 @@ def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, 
                   optimizer=str(optimizer), n_factors=int(n_factors), batch_size=int(batch_size),
                   validation_size=float(validation_size), device=dev, jobs=int(jobs), threads=threads,
                   out=str(out) if out else f"runs/bench-mf-{name}", quick=bool(quick),
-                  plots=bool(plots))
+                  plots=bool(plots), command=str(command))
     s = split.settings
     plan.data_summary = {"interactions": int(len(table)), "users_kept": s["n_users"],
                          "users_dropped": s["n_users_dropped"], "items": s["n_items"],
@@ -408,8 +409,8 @@ def _settings_hash(plan: MFPlan) -> str:
 
 def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
     """(frame, meta) of a finished run with the same settings, or None."""
-    base = pathlib.Path(plan.out) / "runs" / _key(plan, nsr, seed, loss)
-    meta_path, frame_path = base.with_suffix(".json"), base.with_suffix(".csv.gz")
+    runs, key = pathlib.Path(plan.out) / "runs", _key(plan, nsr, seed, loss)
+    meta_path, frame_path = runs / f"{key}.json", runs / f"{key}.csv.gz"
     if not (meta_path.exists() and frame_path.exists()):
         return None
     meta = json.loads(meta_path.read_text())
@@ -421,13 +422,13 @@ def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
 
 
 def _store(plan: MFPlan, nsr, seed, loss, frame: pd.DataFrame, meta: dict) -> None:
-    base = pathlib.Path(plan.out) / "runs" / _key(plan, nsr, seed, loss)
-    base.parent.mkdir(parents=True, exist_ok=True)
+    runs, key = pathlib.Path(plan.out) / "runs", _key(plan, nsr, seed, loss)
+    runs.mkdir(parents=True, exist_ok=True)
     meta = {**meta, "settings_hash": _settings_hash(plan), "settings": plan.training_settings()}
-    tmp = base.with_suffix(".tmp.csv.gz")
+    tmp = runs / f"{key}.tmp.csv.gz"
     frame.to_csv(tmp, index=False, float_format="%.17g")  # round-trips exactly
-    os.replace(tmp, base.with_suffix(".csv.gz"))
-    base.with_suffix(".json").write_text(json.dumps(meta, indent=1))
+    os.replace(tmp, runs / f"{key}.csv.gz")
+    (runs / f"{key}.json").write_text(json.dumps(meta, indent=1))  # written last: marks the run finished
 
 
 def run_mf(plan: MFPlan, write=print) -> dict:

@@ -67,6 +67,7 @@ def _add_bench_mf(bench_subparsers) -> None:
 
 def _run_bench_mf(args: argparse.Namespace, out) -> int:
     import os
+    import shlex
     import sys
 
     from gbrank.cli import CommandError
@@ -89,7 +90,8 @@ def _run_bench_mf(args: argparse.Namespace, out) -> int:
                           batch_size=args.batch_size, validation_size=args.validation_size,
                           relevance_threshold=args.relevance_threshold, min_positives=args.min_positives,
                           device=args.device, jobs=args.jobs, threads=args.threads, out=args.out,
-                          quick=args.quick, plots=args.plots)
+                          quick=args.quick, plots=args.plots,
+                          command=" ".join(["gbrank", *(shlex.quote(a) for a in getattr(args, "argv", []))]))
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
     run_mf(plan, write=lambda text: print(text, file=out, flush=True))
