@@ -46,6 +46,16 @@ class XGBoostMetric(MetricCallback):
         return [(name, value) for name, value, _ in vals]
 
 
+def early_stopping_callback(metric, rounds, data_name):
+    """Early stopping on the first of a ``MetricCallback``'s metrics on evaluation set
+    ``data_name`` (XGBoost's own ``early_stopping_rounds`` watches the *last* metric)."""
+    import xgboost as xgb
+
+    spec = metric.specs[0]
+    return xgb.callback.EarlyStopping(rounds=rounds, metric_name=str(spec), data_name=data_name,
+                                      maximize=spec.higher_is_better, save_best=False)
+
+
 def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
                   early_stopping_rounds, verbose):
     """Train an XGBoost booster (see ``train_lightgbm`` for the arguments).  ``weight``
@@ -73,11 +83,7 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
     history: dict = {}
     callbacks = []
     if early_stopping_rounds:
-        # XGBoost's own early_stopping_rounds watches the *last* metric; name the first.
-        spec = metric.specs[0]
-        callbacks.append(xgb.callback.EarlyStopping(
-            rounds=early_stopping_rounds, metric_name=str(spec), data_name=evals[-1][1],
-            maximize=spec.higher_is_better, save_best=False))
+        callbacks.append(early_stopping_callback(metric, early_stopping_rounds, evals[-1][1]))
     booster = xgb.train(
         params, train, num_boost_round=n_estimators, evals=evals, obj=obj,
         custom_metric=metric if evals else None, evals_result=history, callbacks=callbacks,

@@ -1,0 +1,16 @@
+"""gbrank on Dask clusters: gbrank objectives through LightGBM's and XGBoost's distributed
+training, with every query kept whole in one partition.
+
+* :class:`DaskGBRanker`: the scikit-learn-like estimator (``fit`` / ``predict`` / ``score``).
+* :func:`make_queries_whole`: move partition boundaries to query boundaries.
+* :func:`evaluate`: :func:`gbrank.evaluate` over Dask collections, partition by partition.
+
+Importing ``gbrank`` does not import this package (nor dask); importing this package
+imports dask, and the boosting libraries only when a model trains.
+"""
+
+from ._estimator import DaskGBRanker, DaskTrainingError
+from ._evaluate import evaluate
+from ._queries import WholeQueries, make_queries_whole
+
+__all__ = ["DaskGBRanker", "DaskTrainingError", "evaluate", "make_queries_whole", "WholeQueries"]

@@ -1,0 +1,262 @@
+"""``DaskGBRanker``: gbrank objectives trained on a Dask cluster through LightGBM's or
+XGBoost's distributed training, with queries kept whole and lost workers reported."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_choice, check_labels
+from ..backends._lightgbm import predict_lightgbm
+from ..backends._xgboost import predict_xgboost
+from ..estimators import GBRanker
+from ..estimators._gbranker import resolve_objective
+from ..lambdas import LambdaObjective
+from ._evaluate import evaluate
+from ._queries import _as_array, make_queries_whole
+
+
+class DaskTrainingError(RuntimeError):
+    """Distributed training could not finish: a worker was lost, or it ran past ``timeout``."""
+
+
+def _train(backend):
+    if backend == "lightgbm":
+        from ._lightgbm import train_lightgbm_dask
+
+        return train_lightgbm_dask
+    from ._xgboost import train_xgboost_dask
+
+    return train_xgboost_dask
+
+
+PREDICT = {"lightgbm": predict_lightgbm, "xgboost": predict_xgboost}
+
+
+class DaskGBRanker(BaseEstimator):
+    """Gradient-boosted ranker with a gbrank objective, trained on a Dask cluster.
+
+    The same settings as :class:`gbrank.GBRanker` (which see), trained by
+    ``lightgbm.dask.DaskLGBMRanker`` or ``xgboost.dask.train`` on the workers that hold
+    the rows.  ``fit`` first makes every query whole in one partition
+    (:func:`make_queries_whole`): the gradient callback on each worker sees only that
+    worker's rows and builds the query boundaries from them.
+
+    Parameters
+    ----------
+    objective, backend, n_estimators, learning_rate, num_leaves, max_depth,
+    min_child_weight, subsample, colsample_bytree, reg_lambda, eval_metric,
+    early_stopping_rounds, random_state, backend_params, verbose
+        As in :class:`gbrank.GBRanker`.  Early stopping watches the first ``eval_metric``
+        on the last ``eval_set``; all workers see the global value, so they stop together.
+        Threads per worker are the Dask worker's.
+    client : distributed.Client, optional
+        The cluster to train on (default: the current client, ``distributed.get_client()``).
+    timeout : float, optional
+        Seconds after which ``fit`` gives up with :class:`DaskTrainingError` (None: no limit).
+
+    Attributes
+    ----------
+    booster_, best_iteration_, evals_result_, objective_, n_features_in_
+        As in :class:`gbrank.GBRanker`.
+    n_partitions_ : int, training partitions after making queries whole
+    moved_rows_ : int, training rows that changed partition to make their query whole
+    n_workers_ : int, workers that held training rows
+
+    Examples
+    --------
+    >>> from distributed import Client, LocalCluster                  # doctest: +SKIP
+    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
+    >>> model = DaskGBRanker("nrbp@0.95", backend="xgboost").fit(X, y, qid=qid)  # doctest: +SKIP
+    >>> scores = model.predict(X)                                     # doctest: +SKIP
+    """
+
+    def __init__(self, objective="ndcg", backend="lightgbm", n_estimators=100, learning_rate=0.1,
+                 num_leaves=31, max_depth=None, min_child_weight=None, subsample=1.0,
+                 colsample_bytree=1.0, reg_lambda=0.0, eval_metric="ndcg@10",
+                 early_stopping_rounds=None, random_state=None, backend_params=None,
+                 verbose=False, client=None, timeout=None):
+        self.objective = objective
+        self.backend = backend
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_child_weight = min_child_weight
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.reg_lambda = reg_lambda
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.random_state = random_state
+        self.backend_params = backend_params
+        self.verbose = verbose
+        self.client = client
+        self.timeout = timeout
+
+    def _local_twin(self) -> GBRanker:
+        """The single-machine estimator with the same settings (one definition of the
+        library parameters)."""
+        names = GBRanker().get_params().keys() - {"n_jobs"}
+        return GBRanker(**{k: getattr(self, k) for k in names})
+
+    def _client(self):
+        if self.client is not None:
+            return self.client
+        from distributed import get_client
+
+        try:
+            return get_client()
+        except ValueError:
+            raise ValueError("no Dask client: start one (distributed.Client(address) or "
+                             "Client(LocalCluster())) or pass client=... to DaskGBRanker") from None
+
+    def fit(self, X, y, *, qid, eval_set=None):
+        """Fit on a dask Array or DataFrame ``X`` with labels ``y`` and one query id per row
+        ``qid`` (arrays, Series, or column names of a DataFrame ``X``).  Each query's rows
+        must be adjacent; they may straddle partitions.  ``eval_set``: list of (X, y, qid)."""
+        check_choice(self.backend, "backend", PREDICT)
+        objective = resolve_objective(self.objective, self.backend)
+        client = self._client()
+        train = make_queries_whole(X, y, qid=qid, client=client)
+        if train.y is None:
+            raise ValueError("y is required: pass one label per row")
+        evals = []
+        for item in eval_set or []:
+            if len(item) != 3:
+                raise ValueError("each eval_set entry must be a triple (X, y, qid)")
+            evals.append(make_queries_whole(*item[:2], qid=item[2], client=client))
+        if self.early_stopping_rounds and not evals:
+            raise ValueError("early_stopping_rounds needs an eval_set to watch")
+        n_features = train.X.shape[1]
+        for e in evals:
+            if e.X.shape[1] != n_features:
+                raise ValueError(f"eval_set X has {e.X.shape[1]} features, the training X {n_features}")
+        train, evals, holders = _persist_checked(client, train, evals, objective)
+        params = self._local_twin()._library_params(objective)
+        metric_names = [self.eval_metric] if isinstance(self.eval_metric, str) else list(self.eval_metric)
+        self.booster_, self.best_iteration_, self.evals_result_ = _run_watched(
+            client, holders, self.timeout,
+            lambda: _train(self.backend)(client, params, train, evals, objective, metric_names,
+                                         self.n_estimators, self.early_stopping_rounds, self.verbose))
+        self.objective_ = objective
+        self.n_features_in_ = n_features
+        self.feature_names_ = train.feature_names
+        self.n_partitions_ = train.npartitions
+        self.moved_rows_ = train.moved_rows
+        self.n_workers_ = len(holders)
+        return self
+
+    def predict(self, X):
+        """Ranking scores as a lazy dask array (one per row), from the best iteration."""
+        check_is_fitted(self, "booster_")
+        Xa = _as_array(X, "X")
+        if Xa.ndim != 2 or Xa.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must have {self.n_features_in_} feature columns, got shape {Xa.shape}")
+        Xa = Xa.rechunk({1: -1})
+        return Xa.map_blocks(_predict_block, PREDICT[self.backend], self.booster_,
+                             self.best_iteration_, drop_axis=1, dtype=np.float64,
+                             meta=np.empty(0, dtype=np.float64))
+
+    def score(self, X, y, qid):
+        """Mean of the first ``eval_metric`` over the queries (``gbrank.evaluate`` defaults)."""
+        metric = self.eval_metric if isinstance(self.eval_metric, str) else self.eval_metric[0]
+        res = evaluate(y, self.predict(X), qid, [metric], client=self._client())
+        return float(res.mean().iloc[0])
+
+    def to_local(self) -> GBRanker:
+        """The fitted model as a single-machine :class:`gbrank.GBRanker` (numpy in, numpy out)."""
+        check_is_fitted(self, "booster_")
+        local = self._local_twin()
+        for name in ("booster_", "best_iteration_", "evals_result_", "objective_", "n_features_in_"):
+            setattr(local, name, getattr(self, name))
+        return local
+
+
+def _predict_block(X, predict, booster, best_iteration):
+    return np.asarray(predict(booster, X, best_iteration), dtype=np.float64).reshape(-1)
+
+
+def _checked_labels(block, objective):
+    if isinstance(objective, LambdaObjective):
+        objective.check_labels(block)
+    else:
+        check_labels(np.asarray(block, dtype=np.float64), "exp")
+    return block
+
+
+def _persist_checked(client, train, evals, objective):
+    """Persist the training and evaluation arrays (labels checked on the way); returns
+    them and the addresses of the workers holding the training rows."""
+    from distributed import wait
+
+    sets = [train, *evals]
+    arrays = []
+    for s in sets:
+        arrays += [s.X, s.y.map_blocks(_checked_labels, objective, dtype=s.y.dtype), s.group, s.codes]
+    arrays = client.persist(arrays)
+    wait(arrays)
+    out = [dataclasses.replace(s, X=arrays[4 * i], y=arrays[4 * i + 1], group=arrays[4 * i + 2],
+                               codes=arrays[4 * i + 3]) for i, s in enumerate(sets)]
+    for a in arrays:  # surface a worker's error (bad labels) here, with its message
+        for f in client.futures_of(a):
+            if f.status == "error":
+                f.result()
+    holders = set()
+    for addrs in client.who_has(arrays[:4]).values():
+        holders.update(addrs)
+    return out[0], out[1:], holders
+
+
+def _run_watched(client, workers: set, timeout, train):
+    """Run ``train`` (which blocks on the cluster) while watching the workers that hold the
+    training rows: a lost worker or an exceeded ``timeout`` raises DaskTrainingError at
+    once instead of leaving the caller waiting on peers that will never answer."""
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = train()
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="gbrank-dask-train", daemon=True)
+    start = time.monotonic()
+    thread.start()
+    lost: set = set()
+    while thread.is_alive():
+        thread.join(0.25)
+        if not thread.is_alive():
+            break
+        lost = _lost(client, workers)
+        if lost:
+            thread.join(2.0)  # let the library report first, if it will
+            break
+        if timeout is not None and time.monotonic() - start > timeout:
+            raise DaskTrainingError(
+                f"distributed training did not finish within timeout={timeout} s; the "
+                "cluster may be overloaded or a worker stuck. Raise timeout, or check the "
+                "workers (dashboard, logs) and restart them (client.restart())")
+    lost = lost or (_lost(client, workers) if "error" in outcome else set())
+    if lost:
+        raise DaskTrainingError(
+            f"Dask worker(s) {sorted(lost)} left the cluster during distributed training "
+            "(killed, out of memory or crashed); the boosting library cannot go on without "
+            "the rows they held. Restart the lost workers or the cluster (client.restart()), "
+            "check the workers' memory limit, and fit again") from outcome.get("error")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _lost(client, workers: set) -> set:
+    try:
+        alive = set(client.scheduler_info(n_workers=-1)["workers"])
+    except Exception:  # the scheduler itself is gone
+        return set(workers)
+    return set(workers) - alive
