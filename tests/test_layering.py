@@ -50,6 +50,7 @@ ALLOWED = {
     "backends": {"metrics", "evaluation"},
     "estimators": {"metrics", "evaluation", "lambdas", "backends"},
     "torch": {"metrics", "evaluation", "bounds"},
+    "dask": {"metrics", "evaluation", "lambdas", "backends", "estimators"},
     "bench": {"metrics", "evaluation", "datasets", "bounds", "lambdas", "backends", "estimators", "torch"},
 }
 
