@@ -92,7 +92,7 @@ def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
     return 1.0, first, second  # RR
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def linear_delta(aux, i, j, norm, product):
     """|dM| of swapping positions i < j for nDCG, nRBP and AP (module docstring).
     ``product``: True for nDCG and nRBP (rows r, b, v are zero: only the first term),

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..bounds._kernels import cdf_lookup
+from ..bounds._kernels import grid_interp
 from ..metrics._registry import AP, RR
 from ._deltas import N_ROWS, delta, linear_delta, list_value, prepare, rr_delta
 
@@ -62,15 +62,26 @@ def _rho(d, sigma, table):
 
 
 @njit(cache=True, inline="always")
-def distribution_delta(dm, rises, cdf, x0, x1, m, fm):
+def distribution_setup(cdf, x0, x1, m):
+    """(c, u, F~(M)) for ``distribution_delta``: c grid steps per unit of the metric and
+    u the grid coordinate of the list's current value M in its table row ``cdf`` over
+    [x0, x1] (``x1 > x0``: a degenerate list has no gradient)."""
+    c = (cdf.shape[0] - 1) / (x1 - x0)
+    u = (m - x0) * c
+    return c, u, grid_interp(cdf, u)
+
+
+@njit(cache=True)
+def distribution_delta(dm, rises, cdf, c, u, fm):
     """|F~(M +- dm) - F~(M)|: the change of the distribution-bounded metric when a swap
-    changes M by dm (up when ``rises``: the higher label moves up); ``fm`` = F~(M)."""
-    return abs(cdf_lookup(cdf, x0, x1, m + dm if rises else m - dm) - fm)
+    changes M by dm (up when ``rises``: the higher label moves up); ``fm`` = F~(M) and
+    (c, u) from ``distribution_setup``, so that dm = 0 gives exactly 0."""
+    return abs(grid_interp(cdf, u + (dm * c if rises else -dm * c)) - fm)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy")
 def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
-                dist, rises, cdf, x0, x1, m, fm, one_div=False):
+                dist, rises, cdf, c, u, fm, one_div=False):
     """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
     With the distribution map the weight is |F~(M +- dm) - F~(M)|, the change of the
     bounded metric (``rises``: the swap moves the higher label up, so M increases).
@@ -88,7 +99,7 @@ def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp
             return lam, sigma * sigma * dm * hq
         return lam, 2.0 * dm * hq
     if dist:
-        dm = distribution_delta(dm, rises, cdf, x0, x1, m, fm)
+        dm = distribution_delta(dm, rises, cdf, c, u, fm)
     if by_score:
         dm = dm / (eps + abs(d))
     if per_pair_exp:
@@ -105,12 +116,27 @@ def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp
     return lam, 2.0 * dm * max(q, 1e-16)
 
 
-@njit(cache=True, inline="always", fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1, m, fm,
+@njit(cache=True, error_model="numpy")
+def _linear_pair(dm, li, si, ei, lj, sj, ej, sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm, one_div):
+    """(signed lambda, hessian, lambda) of the pair of rank positions i < j (labels l,
+    scores s, e-ratios e) whose |dM| is ``dm``: the signed lambda is added to g[j] and
+    taken from g[i].  The loops pass item i's values as scalars read once per row, so
+    the stores to g and h cannot force them to be re-read (which would stop the
+    vectorisation)."""
+    up = li > lj
+    lam, hh = _pair_terms(dm, si - sj if up else sj - si, ei if up else ej, ej if up else ei, sigma,
+                          by_score, eps, hess_mode, False, False, dist, not up, cdf, c, u, fm, one_div)
+    return (lam if up else -lam), hh, lam
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm,
                  product, g, h, one_div=False):
     """The pair loop of ``_pairs_linear``; inlined at call sites whose flags are literals,
-    so the compiler drops the branches on them and can vectorise the inner loop."""
-    n = s.shape[0]
+    so the compiler drops the branches on them and vectorises the inner loop.  Two things
+    keep it vectorisable: ``error_model="numpy"`` (no zero-division check on each
+    division) and an unsigned inner index (no negative-index wraparound on ``g[j] +=``)."""
+    un = np.uint64(s.shape[0])
     total = 0.0
     for i in range(top):
         li = lab[i]
@@ -118,12 +144,9 @@ def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dis
         ei = e[i]
         gi = 0.0
         hi = 0.0
-        for j in range(i + 1, n):
-            up = li > lab[j]
-            lam, hh = _pair_terms(linear_delta(aux, i, j, norm, product), si - s[j] if up else s[j] - si,
-                                  ei if up else e[j], e[j] if up else ei, sigma, by_score, eps,
-                                  hess_mode, False, False, dist, not up, cdf, x0, x1, m, fm, one_div)
-            sl = lam if up else -lam
+        for j in range(np.uint64(i + 1), un):
+            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), li, si, ei, lab[j], s[j], e[j],
+                                       sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm, one_div)
             gi -= sl
             g[j] += sl
             hi += hh
@@ -134,29 +157,75 @@ def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dis
     return total
 
 
-@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1,
-                  m, fm, product, g, h):
+@njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _linear_loop_gather(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, product, g, h):
+    """``_linear_loop`` for the distribution map (LightGBM's hessian, no score
+    normalisation).  Its table lookup is a gather, which the compiler vectorises only in
+    a loop that stores nothing (a store might alias the table), so each item's sums are
+    pure reductions: over the pairs where it is the upper member (j > i) and, in a second
+    sweep, the lower one (i < min(j, top)).  Every pair is evaluated twice, both times
+    vectorised.  Not ``inline="always"``: numba's IR-level inlining stops this
+    vectorisation, LLVM's own inlining does not."""
+    n = s.shape[0]
+    un = np.uint64(n)
+    total = 0.0
+    for i in range(top):
+        li = lab[i]
+        si = s[i]
+        ei = e[i]
+        gi = 0.0
+        hi = 0.0
+        for j in range(np.uint64(i + 1), un):
+            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), li, si, ei, lab[j], s[j], e[j],
+                                       sigma, False, eps, HESS_LIGHTGBM, True, cdf, c, u, fm, False)
+            gi -= sl
+            hi += hh
+            total += 2.0 * lam
+        g[i] += gi
+        h[i] += hi
+    for j in range(1, n):
+        lj = lab[j]
+        sj = s[j]
+        ej = e[j]
+        gj = 0.0
+        hj = 0.0
+        for i in range(np.uint64(0), np.uint64(min(j, top))):
+            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), lab[i], s[i], e[i], lj, sj, ej,
+                                       sigma, False, eps, HESS_LIGHTGBM, True, cdf, c, u, fm, False)
+            gj += sl
+            hj += hh
+        g[j] += gj
+        h[j] += hj
+    return total
+
+
+@njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
+                  fm, product, g, h):
     """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
     has |dM| = 0 and adds nothing.  The common settings get their own compiled loop
     (literal flags); anything else runs the general one.  Returns S."""
+    if hess_mode == HESS_LIGHTGBM and dist and not by_score:
+        if product:
+            return _linear_loop_gather(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, True, g, h)
+        return _linear_loop_gather(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, False, g, h)
     if not dist and hess_mode == HESS_LIGHTGBM:
         if product and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
             return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                x0, x1, m, fm, True, g, h, True)
+                                c, u, fm, True, g, h, True)
         if product and by_score:
             return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                x0, x1, m, fm, True, g, h)
+                                c, u, fm, True, g, h)
         if product:
             return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
-                                x0, x1, m, fm, True, g, h)
+                                c, u, fm, True, g, h)
         if by_score:
             return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                x0, x1, m, fm, False, g, h)
+                                c, u, fm, False, g, h)
         return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
-                            x0, x1, m, fm, False, g, h)
-    return _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, x0, x1,
-                        m, fm, product, g, h)
+                            c, u, fm, False, g, h)
+    return _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
+                        fm, product, g, h)
 
 
 @njit(cache=True, inline="always")
@@ -172,7 +241,7 @@ def _add_pair(g, h, hi, lo, lam, hh):
 
 @njit(cache=True)
 def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
-                  hess_mode, per_pair_exp, table, dist, cdf, x0, x1, m, fm, g, h):
+                  hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h):
     """Any metric, exp (or LightGBM's table) per pair, skipping pairs of zero delta: the
     path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  Returns S."""
     n = s.shape[0]
@@ -191,14 +260,14 @@ def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_sc
             else:
                 hi, lo = j, i
             lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
-                                  per_pair_exp, table, dist, hi > lo, cdf, x0, x1, m, fm)
+                                  per_pair_exp, table, dist, hi > lo, cdf, c, u, fm)
             total += _add_pair(g, h, hi, lo, lam, hh)
     return total
 
 
 @njit(cache=True)
 def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode, dist, cdf,
-              x0, x1, m, fm, g, h):
+              c, u, fm, g, h):
     """RR: only pairs that move the first relevant item have a delta, so visit just those:
     (first, any non-relevant j below it) and (non-relevant i above it, any relevant j).
     Returns S."""
@@ -212,7 +281,7 @@ def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, he
             dm = rr_delta(aux, i, j, norm, first, second)
             hi, lo = (i, j) if i == first else (j, i)
             lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
-                                  False, False, dist, hi > lo, cdf, x0, x1, m, fm)
+                                  False, False, dist, hi > lo, cdf, c, u, fm)
             total += _add_pair(g, h, hi, lo, lam, hh)
     return total
 
@@ -238,12 +307,11 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
     aux = np.empty((N_ROWS, n))
     norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
     dist = bound_code == BOUND_DIST
-    m = fm = 0.0
+    c = u = fm = 0.0
     if dist:
         if x1 <= x0:
             return
-        m = list_value(metric, aux, norm, p)
-        fm = cdf_lookup(cdf, x0, x1, m)
+        c, u, fm = distribution_setup(cdf, x0, x1, list_value(metric, aux, norm, p))
     elif bound_code == BOUND_LINEAR:
         norm *= scale
     if norm == 0.0:
@@ -261,13 +329,13 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
             e[r] = math.exp(sigma * (s[r] - s[0]))
     if per_pair_exp:
         total = _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score,
-                              eps, hess_mode, per_pair_exp, table, dist, cdf, x0, x1, m, fm, g, h)
+                              eps, hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h)
     elif metric == RR:
         total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode,
-                          dist, cdf, x0, x1, m, fm, g, h)
+                          dist, cdf, c, u, fm, g, h)
     else:
         total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
-                              x0, x1, m, fm, metric != AP, g, h)
+                              c, u, fm, metric != AP, g, h)
     factor = 1.0
     if list_norm and total > 0.0:
         factor = math.log2(1.0 + total) / total

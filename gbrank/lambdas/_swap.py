@@ -6,10 +6,9 @@ import numpy as np
 from numba import njit
 
 from .._validation import as_1d_float
-from ..bounds._kernels import cdf_lookup
 from ..metrics import GAINS
 from ._deltas import DELTA_METRICS, N_ROWS, delta, list_value, prepare
-from ._kernel import BOUND_DIST, BOUND_LINEAR, distribution_delta
+from ._kernel import BOUND_DIST, BOUND_LINEAR, distribution_delta, distribution_setup
 from ._objective import LambdaObjective
 
 
@@ -23,13 +22,15 @@ def _swap_matrix(scores, labels, metric, p, trunc, gain_code, threshold, bound_c
     norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
     if bound_code == BOUND_LINEAR:
         norm *= scale
-    m = list_value(metric, aux, norm, p)
-    fm = cdf_lookup(cdf, x0, x1, m)
+    dist = bound_code == BOUND_DIST and x1 > x0  # a degenerate list has no deltas
+    c = u = fm = 0.0
+    if dist:
+        c, u, fm = distribution_setup(cdf, x0, x1, list_value(metric, aux, norm, p))
     for i in range(n):
         for j in range(i + 1, n):
             d = delta(metric, i, j, aux, norm, first, second)
             if bound_code == BOUND_DIST:  # the swap raises M when the higher label sits at j
-                d = 0.0 if x1 <= x0 else distribution_delta(d, lab[j] > lab[i], cdf, x0, x1, m, fm)
+                d = distribution_delta(d, lab[j] > lab[i], cdf, c, u, fm) if dist else 0.0
             out[order[i], order[j]] = d
             out[order[j], order[i]] = d
     return out
