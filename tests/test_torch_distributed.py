@@ -139,6 +139,26 @@ def test_two_processes_give_the_one_process_model(kind, runs, split):
     assert float((_flat(one.module_) - _flat(untrained.module_)).abs().max()) > 100 * max(gap, 1e-7)
 
 
+def _halves(n_rows, pairs_per_row, max_pairs):
+    """Accumulate each batch's gradient over the two slices that ranks 0 and 1 compute."""
+    half = (n_rows + 1) // 2
+    return [(0, half), (half, n_rows)] if n_rows > 1 else [(0, n_rows)]
+
+
+@pytest.mark.parametrize("kind", list(EQUAL))
+def test_two_processes_are_bitwise_one_process_accumulating_the_same_halves(kind, runs, split, monkeypatch):
+    """The whole gap to one process is float summation order: DDP on 2 ranks sums the gradients of the
+    two halves of every batch (the world-size factor 2 is exact), as one process does when it accumulates
+    the gradient over those halves (on this small data no list is long enough to be chunked otherwise)."""
+    import gbrank.torch._training as training
+
+    model, _, _ = runs[kind]
+    monkeypatch.setattr(training, "_chunks", _halves)
+    halves = MFRanker(**{**COMMON, **EQUAL[kind][0]}).fit(split.X_train, split.y_train, items=split.items)
+    assert torch.equal(_flat(model.module_), _flat(halves.module_))
+    assert model.history_["loss"].tolist() == pytest.approx(halves.history_["loss"].tolist(), rel=1e-12)
+
+
 def test_sampled_losses_train_with_their_own_draws_per_rank(runs, split):
     model, spread, _ = runs["sampled"]
     assert spread == 0.0

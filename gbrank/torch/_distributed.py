@@ -150,6 +150,16 @@ def _rank_device(device: torch.device) -> torch.device:
     return torch.device("cuda", index)
 
 
+def check_distributed(distributed, random_state) -> bool:
+    """Validate an estimator's ``distributed`` flag (and, when set, its seed); returns the flag."""
+    if not isinstance(distributed, (bool, np.bool_)):
+        raise ValueError(f"distributed must be True or False, got {distributed!r}")
+    if distributed and (isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer))):
+        raise ValueError(f"distributed=True needs an int random_state, got {random_state!r}: every process must "
+                         "draw the same initialisation, negatives and batches; pass e.g. random_state=0")
+    return bool(distributed)
+
+
 @contextlib.contextmanager
 def data_parallel(device: torch.device, random_state):
     """The :class:`Replicas` of this process for a ``distributed=True`` fit.
@@ -158,9 +168,7 @@ def data_parallel(device: torch.device, random_state):
     environment of ``torchrun`` (gloo for a CPU device, NCCL for CUDA) and destroys it on
     exit.  Raises when there is neither, or when ``random_state`` is not an int.
     """
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise ValueError(f"distributed=True needs an int random_state, got {random_state!r}: every process must "
-                         "draw the same initialisation, negatives and batches; pass e.g. random_state=0")
+    check_distributed(True, random_state)
     if not dist.is_available():
         raise RuntimeError("distributed=True needs torch.distributed, which this torch build lacks; "
                            "install a torch with distributed support or fit with distributed=False")
@@ -368,8 +376,5 @@ def fit_distributed(estimator, *fit_args, nprocs: int = 2, timeout: float | None
     if "distributed" not in params:
         raise TypeError(f"fit_distributed trains estimators with a distributed parameter (MFRanker), "
                         f"not a {type(estimator).__name__}")
-    seed = params.get("random_state")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"fit_distributed needs an int random_state, got {seed!r}: every process must draw the "
-                         "same initialisation, negatives and batches; pass e.g. random_state=0")
+    check_distributed(True, params.get("random_state"))
     return launch_local(_fit_replica, nprocs, (estimator, fit_args, fit_kwargs), timeout=timeout)

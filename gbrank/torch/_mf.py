@@ -10,7 +10,7 @@ import torch
 
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
-from ._distributed import ONE_PROCESS, data_parallel
+from ._distributed import ONE_PROCESS, check_distributed, data_parallel
 from ._interactions import (NotEnoughNegatives, _check_nsr, check_pairs, csr_difference, csr_from, csr_rows,
                             csr_take, display_id, holdout, sample_negatives)
 from ._protocol import PROTOCOLS, evaluate_full, evaluate_sampled
@@ -290,6 +290,7 @@ class MFRanker(TorchRanker):
         self
         """
         loss, metric, config, device, rng, generator = self._setup()
+        check_distributed(self.distributed, self.random_state)
         nsr = _check_nsr(self.nsr)
         if self.eval_protocol not in PROTOCOLS:
             raise ValueError(f"eval_protocol must be one of {list(PROTOCOLS)}, got {self.eval_protocol!r}")
@@ -385,9 +386,7 @@ class MFRanker(TorchRanker):
 
     def _replicas(self, device):
         """The processes this fit trains with: one, or a DDP group when ``distributed=True``."""
-        if not isinstance(self.distributed, (bool, np.bool_)):
-            raise ValueError(f"distributed must be True or False, got {self.distributed!r}")
-        if not self.distributed:
+        if not check_distributed(self.distributed, self.random_state):
             return contextlib.nullcontext(ONE_PROCESS)
         return data_parallel(device, self.random_state)
 
