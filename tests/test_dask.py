@@ -56,6 +56,16 @@ def letor():
     return [(X[a:b], y[a:b], qid[a:b]) for a, b in zip([0, *cut], [*cut, len(qid)])]
 
 
+def test_import_gbrank_dask_does_not_import_the_boosting_libraries():
+    import subprocess
+    import sys
+
+    code = ("import sys, gbrank.dask; "
+            "print(','.join(m for m in ('lightgbm', 'xgboost') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
 # -- queries kept whole -------------------------------------------------------------------
 
 def test_a_query_split_across_partitions_is_made_whole(client):
@@ -120,8 +130,11 @@ def test_distributed_evaluate_equals_gbrank_evaluate(client, letor, conventions)
 OBJECTIVES = {"plain": "ndcg", "bounded": LambdaObjective("nrbp@0.95", bounding="minmax")}
 
 
-@pytest.mark.parametrize("backend", ["lightgbm", "xgboost"])
-@pytest.mark.parametrize("kind", sorted(OBJECTIVES))
+@pytest.mark.parametrize("backend, kind", [
+    ("lightgbm", "plain"), ("xgboost", "bounded"),
+    pytest.param("lightgbm", "bounded", marks=pytest.mark.slow),
+    pytest.param("xgboost", "plain", marks=pytest.mark.slow),
+])
 def test_distributed_model_matches_single_machine(client, letor, backend, kind):
     """Same objective and settings on two workers and on one machine.  The synthetic test
     set has 120 queries; the standard error of a mean nDCG@10 difference between two
@@ -202,20 +215,57 @@ def _kill_a_training_worker(client, pids, stop, after=1.0):
 
 
 @pytest.mark.parametrize("backend", ["lightgbm", "xgboost"])
-def test_a_worker_dying_mid_training_is_a_clear_error_not_a_hang(letor, backend):
+def test_a_worker_dying_mid_training_is_a_clear_error_not_a_hang(client, letor, backend):
+    """Kill one worker process while both train: the surviving worker's library would wait
+    on its peer (LightGBM for its socket time_out, two hours by default).  fit must raise
+    DaskTrainingError naming the lost worker within seconds.  Runs last on the module's
+    cluster, which it restarts afterwards."""
     from gbrank.dask import DaskGBRanker, DaskTrainingError
 
     X, y, qid = letor[0]
-    with distributed.LocalCluster(n_workers=2, **CLUSTER) as cluster, distributed.Client(cluster) as c:
-        dX, dy, dq = spread_all(c, (X, y, qid), 4)
-        stop = threading.Event()
-        killer = threading.Thread(target=_kill_a_training_worker, args=(c, c.run(os.getpid), stop), daemon=True)
-        killer.start()
-        start = time.monotonic()
-        try:
-            with pytest.raises(DaskTrainingError, match=r"left the cluster during distributed training.*restart"):
-                # far more rounds than can run before the kill; timeout is the backstop
-                DaskGBRanker("ndcg", backend=backend, n_estimators=100_000, client=c, timeout=120).fit(dX, dy, qid=dq)
-        finally:
-            stop.set()
+    dX, dy, dq = spread_all(client, (X, y, qid), 4)
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_a_training_worker, args=(client, client.run(os.getpid), stop),
+                              daemon=True)
+    killer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(DaskTrainingError, match=r"left the cluster during distributed training.*restart"):
+            # far more rounds than can run before the kill; timeout is the backstop
+            DaskGBRanker("ndcg", backend=backend, n_estimators=100_000, client=client, timeout=120).fit(dX, dy, qid=dq)
         assert time.monotonic() - start < 60
+    finally:
+        stop.set()
+        HELD.clear()
+        client.restart()  # frees the survivor, which may still be blocked in its library
+
+
+# -- MQ2008 -------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend, kind", [("lightgbm", "plain"), ("xgboost", "bounded")])
+def test_mq2008_fold1_distributed_matches_single_machine(client, dataset_path, backend, kind):
+    """MQ2008 Fold1, 100 rounds, on two workers and on one machine: the test-set means of
+    nDCG@10, AP and nRBP@0.95 agree within 0.01.  Justification: the two trainings differ
+    by design (bins from each worker's rows, data-parallel split finding), so the models
+    are not identical; measured differences were at most 0.004, with paired standard
+    errors of 0.002-0.009 over the fold's test queries (docs/dask.md).  0.01 admits that
+    noise, yet a real fault (gradients over wrong query boundaries, a metric or an early
+    stop seen by one worker only) moves these means by several hundredths."""
+    from gbrank.dask import DaskGBRanker
+    from gbrank.datasets import load_letor_folds
+
+    fold = load_letor_folds(dataset_path("mq2008"), folds=[1])[0]
+    settings = dict(objective=OBJECTIVES[kind], backend=backend, n_estimators=100, learning_rate=0.05,
+                    num_leaves=31, random_state=0)
+    tr, te = fold.train, fold.test
+    dX, dy, dq = spread_all(client, (tr.X, tr.y, tr.qid), 4)
+    dist = DaskGBRanker(**settings, client=client, timeout=600).fit(dX, dy, qid=dq)
+    local = gbrank.GBRanker(**settings).fit(tr.X, tr.y, qid=tr.qid)
+    metrics = ["ndcg@10", "ap", "nrbp@0.95"]
+    d = gbrank.evaluate(te.y, dist.to_local().predict(te.X), te.qid, metrics)
+    s = gbrank.evaluate(te.y, local.predict(te.X), te.qid, metrics)
+    diff = d.per_query[metrics] - s.per_query[metrics]
+    print(f"\nMQ2008 Fold1 {backend} {kind}: distributed {d.mean().round(4).to_dict()} "
+          f"single {s.mean().round(4).to_dict()} paired SE {(diff.std() / np.sqrt(len(diff))).round(4).to_dict()}")
+    assert (diff.mean().abs() <= 0.01).all(), diff.mean()

@@ -5,8 +5,8 @@ training, with every query kept whole in one partition.
 * :func:`make_queries_whole`: move partition boundaries to query boundaries.
 * :func:`evaluate`: :func:`gbrank.evaluate` over Dask collections, partition by partition.
 
-Importing ``gbrank`` does not import this package (nor dask); importing this package
-imports dask, and the boosting libraries only when a model trains.
+Importing ``gbrank`` does not import this package; this package imports dask when it
+first works on data, and a boosting library only when a model trains.
 """
 
 from ._estimator import DaskGBRanker, DaskTrainingError
