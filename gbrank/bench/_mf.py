@@ -545,13 +545,101 @@ def _kendall(a, b) -> float:
     return float(s / c) if c else float("nan")
 
 
+FINDING_METRICS = ("ndcg@10", "ap", "rr", "nrbp@0.95")
+
+
+def paired_difference(per_query: pd.DataFrame, a: str, b: str, metric: str, protocol: str,
+                      nsr: int | None = None) -> dict:
+    """Mean of loss ``a`` minus loss ``b`` on ``metric`` over the (split, user) pairs both have,
+    with the two-sided paired t-test's p-value."""
+    from scipy import stats
+
+    rows = per_query[(per_query["protocol"] == protocol) & (per_query["contender"].isin([a, b]))]
+    if nsr is not None:
+        rows = rows[rows["nsr"] == nsr]
+    wide = rows.pivot_table(index=["split", "qid"], columns="contender", values=metric)
+    if a not in wide or b not in wide:
+        return {"diff": float("nan"), "p": float("nan"), "n": 0}
+    wide = wide.dropna()
+    d = (wide[a] - wide[b]).to_numpy()
+    p = float(stats.ttest_rel(wide[a], wide[b]).pvalue) if len(d) > 1 and d.std() > 0 else float("nan")
+    return {"diff": float(d.mean()), "p": p, "n": int(len(d))}
+
+
+def findings(plan: MFPlan, per_query: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+    """The three questions of the benchmark, answered from the per-user numbers: where the RR
+    losses rank on RR; nRBP losses against nDCG and AP losses; bounded against unbounded nRBP."""
+    from ._report import holm
+
+    lines = ["", "## Findings, measured", ""]
+    losses = set(plan.losses)
+    # (a) RR losses on RR
+    rr_losses = [x for x in ("listwise_rr", "lambda_rr") if x in losses]
+    if rr_losses:
+        lines += ["### (a) Where do the RR losses rank when evaluated by RR?", "",
+                  "Rank of each RR loss among all losses (1 = best) by mean RR, and the best loss by RR.", "",
+                  "| NSR | protocol | " + " | ".join(f"rank of {x}" for x in rr_losses) + " | best by RR | of |",
+                  "|---:|---|" + "---:|" * len(rr_losses) + "---|---:|"]
+        for n in plan.nsr:
+            for prot in ("full", "sampled"):
+                t = table[(table.nsr == n) & (table.protocol == prot)].set_index("loss")["rr"]
+                ranks = t.rank(ascending=False, method="min")
+                lines.append(f"| {n} | {prot} | " + " | ".join(f"{int(ranks[x])}" for x in rr_losses)
+                             + f" | {t.idxmax()} | {len(t)} |")
+    # (b) nRBP against nDCG and AP, (c) bounded against unbounded
+    pairs = []
+    for fam, nrbp in (("listwise", "listwise_nrbp"), ("lambda", "lambda_nrbp@0.95")):
+        for other in (f"{fam}_ndcg", f"{fam}_ap"):
+            if nrbp in losses and other in losses:
+                pairs.append(("b", nrbp, other))
+    for bounded in [x for x in plan.losses if x.startswith("listwise_nrbp+")]:
+        if "listwise_nrbp" in losses:
+            pairs.append(("c", bounded, "listwise_nrbp"))
+    for question, title in (("b", "(b) nRBP losses against the nDCG and AP losses of the same family"),
+                            ("c", "(c) Bounded against unbounded listwise nRBP")):
+        chosen = [(a, b) for q, a, b in pairs if q == question]
+        if not chosen:
+            continue
+        lines += ["", f"### {title}", "",
+                  "Mean paired difference (first loss minus second) over users and splits, all NSR pooled; "
+                  "Holm-adjusted p of the paired t-test across the cells of this table in brackets; "
+                  "+ means the first loss is better.", ""]
+        for prot in ("full", "sampled"):
+            cells, ps = [], []
+            for a, b in chosen:
+                for m in FINDING_METRICS:
+                    r = paired_difference(per_query, a, b, m, prot)
+                    cells.append((a, b, m, r))
+                    ps.append(r["p"])
+            adj = holm(ps)
+            lines += [f"{prot}:", "", "| first − second | " + " | ".join(FINDING_METRICS) + " |",
+                      "|---|" + "---:|" * len(FINDING_METRICS)]
+            for i, (a, b) in enumerate(chosen):
+                row = cells[i * len(FINDING_METRICS):(i + 1) * len(FINDING_METRICS)]
+                pa = adj[i * len(FINDING_METRICS):(i + 1) * len(FINDING_METRICS)]
+                lines.append(f"| {a} − {b} | " + " | ".join(
+                    f"{r['diff']:+.4f} (p={p:.2g})" for (_, _, _, r), p in zip(row, pa)) + " |")
+            lines.append("")
+        if question == "c":
+            lines += ["Per NSR, sampled lists, nRBP@0.95 (the thesis' Table 5.1 setting):", "",
+                      "| bounded − unbounded | " + " | ".join(f"NSR {n}" for n in plan.nsr) + " |",
+                      "|---|" + "---:|" * len(plan.nsr)]
+            for a, b in chosen:
+                cells = []
+                for n in plan.nsr:
+                    r = paired_difference(per_query, a, b, "nrbp@0.95", "sampled", nsr=n)
+                    cells.append(f"{r['diff']:+.4f} (p={r['p']:.2g})")
+                lines.append(f"| {a} − {b} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str:
     """``summary.md``: per NSR, every loss under the three protocols, and how far the sampled
     and corrected rankings of the losses agree with the full-catalogue ranking."""
     table = protocol_table(per_query, plan.metric_of)
     lines = [f"# gbrank bench mf: {plan.data_name}", "",
-             f"{plan.data_summary}. NSR {plan.nsr}, splits with seeds {plan.seeds} (means over users, then over "
-             f"splits equally weighted by users), {len(plan.losses)} losses; epoch chosen on a "
+             f"{plan.data_summary}. NSR {plan.nsr}, splits with seeds {plan.seeds} (each cell: the mean over users "
+             f"pooled across the splits; every split holds the same users), {len(plan.losses)} losses; epoch chosen on a "
              f"{plan.validation_size:g} validation split of each user's training positives; at most {plan.epochs} "
              f"epochs, early stopping after {plan.patience}. Reports per protocol: `full/`, `sampled/`, "
              "`corrected/` (paired tests against the baseline "
@@ -597,6 +685,7 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
                 v = table[(table.loss == loss) & (table.nsr == n) & (table.protocol == "sampled")]["own"]
                 if len(v):
                     lines.append(f"| {loss} | {n} | {v.iloc[0]:.4f} | {ref:.4f} |")
+    lines += findings(plan, per_query, table)
     runs = pd.DataFrame([{k: m[k] for k in ("loss", "nsr", "seed", "best_epoch", "epochs_run", "train_seconds",
                                              "eval_seconds")} for m in meta_list])
     agg = runs.groupby("loss", sort=False).agg(best_epoch=("best_epoch", "mean"), epochs_run=("epochs_run", "mean"),
