@@ -191,12 +191,24 @@ def test_summary_equals_a_direct_evaluation(bench_run):
             assert reported[m] == pytest.approx(direct[m], abs=1e-9), (protocol, m)
 
 
-def test_bench_mf_resumes_from_cached_runs(bench_run):
+def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     data, out, _ = bench_run
     runs = out / "runs"
     before = {p.name: p.stat().st_mtime_ns for p in runs.iterdir()}
     first = json.loads((out / "full" / "summary.json").read_text())["contenders"]
     (runs / "ratings-nsr2-seed3-lambda_ndcg.json").unlink()  # as if killed before this run finished
+    # --report-only reports the splits every loss finished and names the others
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(tmp_path / "partial"), *ARGS,
+                            "--no-plots", "--report-only"])
+    assert code == 2 and "no (NSR, split) of this plan has all its runs finished" in err
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots",
+                            "--report-only"])
+    assert code == 0, err
+    assert "left out the unfinished splits nsr2-seed3" in text
+    partial = json.loads((out / "full" / "summary.json").read_text())
+    assert set(partial["splits"]["lambda_ndcg"]) == {"nsr1-seed3"}
+    assert "nsr2-seed3" in (out / "summary.md").read_text()
+    assert not (runs / "ratings-nsr2-seed3-lambda_ndcg.json").exists()  # nothing was trained
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots"])
     assert code == 0, err
     assert "4 runs, 3 cached, 1 to train" in text

@@ -28,7 +28,7 @@ import math
 import os
 import pathlib
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -89,6 +89,8 @@ class MFPlan:
     quick: bool
     plots: bool = True
     command: str = ""
+    report_only: bool = False
+    unfinished: list = field(default_factory=list)
     data_summary: dict = field(default_factory=dict)
 
     def training_settings(self) -> dict:
@@ -200,7 +202,8 @@ def load_interactions(data: str) -> tuple[pd.DataFrame, str, float]:
 def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, baseline="listwise_nrbp",
                epochs=None, patience=None, learning_rate=0.01, optimizer="adam", n_factors=32, batch_size=32,
                validation_size=0.1, relevance_threshold=None, min_positives=25, device="auto", jobs=1,
-               threads=None, out=None, quick=False, plots=True, command="") -> MFPlan:
+               threads=None, out=None, quick=False, plots=True, command="",
+               report_only=False) -> MFPlan:
     """Validate every argument and the data (a split at the largest NSR is drawn) before any
     training; raise ValueError or FileNotFoundError with what is wrong and how to fix it."""
     from gbrank.torch import resolve_device, split_interactions
@@ -251,7 +254,8 @@ def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, 
                   optimizer=str(optimizer), n_factors=int(n_factors), batch_size=int(batch_size),
                   validation_size=float(validation_size), device=dev, jobs=int(jobs), threads=threads,
                   out=str(out) if out else f"runs/bench-mf-{name}", quick=bool(quick),
-                  plots=bool(plots), command=str(command))
+                  plots=bool(plots), command=str(command),
+                  report_only=bool(report_only))
     s = split.settings
     plan.data_summary = {"interactions": int(len(table)), "users_kept": s["n_users"],
                          "users_dropped": s["n_users_dropped"], "items": s["n_items"],
@@ -451,6 +455,16 @@ def run_mf(plan: MFPlan, write=print) -> dict:
     write(f"gbrank bench mf: {plan.data_name}, NSR {plan.nsr}, seeds {plan.seeds}, {len(plan.losses)} losses: "
           f"{len(plan.runs())} runs, {len(plan.runs()) - len(todo)} cached, {len(todo)} to train "
           f"({plan.jobs} job(s) x {plan.threads} thread(s), device {plan.device})")
+    if plan.report_only:
+        # report the (NSR, split) pairs every loss finished; name the rest
+        missing = {(n, s) for n, s, _ in todo}
+        plan.unfinished = [f"nsr{n}-seed{s}" for n in plan.nsr for s in plan.seeds if (n, s) in missing]
+        if len(plan.unfinished) == len(plan.nsr) * len(plan.seeds):
+            raise ValueError(f"--report-only: no (NSR, split) of this plan has all its runs finished in {out / 'runs'}; "
+                             "run the command without --report-only first")
+        if plan.unfinished:
+            write(f"--report-only: left out the unfinished splits {', '.join(plan.unfinished)}")
+        todo = []
     start = time.perf_counter()
     if todo:
         bar = tqdm(total=len(todo), desc="runs", unit="run")
@@ -473,8 +487,10 @@ def run_mf(plan: MFPlan, write=print) -> dict:
                     done(futures[fut], *fut.result())
         bar.close()
     elapsed = time.perf_counter() - start
-    per_query = pd.concat([frames[r] for r in plan.runs()], ignore_index=True)
-    meta_list = [metas[r] for r in plan.runs()]
+    done = [r for r in plan.runs() if r in frames]
+    per_query = pd.concat([frames[r] for r in done if f"nsr{r[0]}-seed{r[1]}" not in plan.unfinished],
+                          ignore_index=True)
+    meta_list = [metas[r] for r in done if f"nsr{r[0]}-seed{r[1]}" not in plan.unfinished]
     summaries = write_reports(plan, per_query, meta_list, elapsed)
     write(f"reports written to {out} ({elapsed:.0f} s of training and evaluation in this call)")
     return {"per_query": per_query, "meta": meta_list, "summaries": summaries}
@@ -516,6 +532,8 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed) -> 
                  f"{plan.validation_size:g} of each user's training positives (never the test set). "
                  f"MF with {plan.n_factors} factors, {plan.optimizer} lr {plan.learning_rate:g}, batches of "
                  f"{plan.batch_size} users, at most {plan.epochs} epochs, early stopping after {plan.patience}."]
+        if plan.unfinished:
+            notes.append(f"Not finished and left out (--report-only): {', '.join(plan.unfinished)}.")
         summaries[protocol] = write_report(
             rows, out / protocol, baseline=plan.baseline, metrics=METRICS,
             title=f"gbrank bench mf: {plan.data_name}, {protocol} evaluation", config=config,
@@ -637,13 +655,15 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
     """``summary.md``: per NSR, every loss under the three protocols, and how far the sampled
     and corrected rankings of the losses agree with the full-catalogue ranking."""
     table = protocol_table(per_query, plan.metric_of)
+    plan = replace(plan, nsr=[n for n in plan.nsr if (table["nsr"] == n).any()])  # NSRs with finished splits
     lines = [f"# gbrank bench mf: {plan.data_name}", "",
              f"{plan.data_summary}. NSR {plan.nsr}, splits with seeds {plan.seeds} (each cell: the mean over users "
              f"pooled across the splits; every split holds the same users), {len(plan.losses)} losses; epoch chosen on a "
              f"{plan.validation_size:g} validation split of each user's training positives; at most {plan.epochs} "
              f"epochs, early stopping after {plan.patience}. Reports per protocol: `full/`, `sampled/`, "
              "`corrected/` (paired tests against the baseline "
-             f"**{plan.baseline}**, Holm-corrected).", "",
+             f"**{plan.baseline}**, Holm-corrected)." + (f" **Not finished and left out:** "
+                                                         f"{', '.join(plan.unfinished)}." if plan.unfinished else ""), "",
              "## Each loss evaluated with the metric it optimises", "",
              "full = all never-interacted items ranked; sampled = the NSR test lists; corrected = full-catalogue "
              "estimate from the sampled ranks.", ""]

@@ -61,6 +61,9 @@ def _add_bench_mf(bench_subparsers) -> None:
                    help="torch/numba threads per run (default cores // jobs); with --jobs 1 the runs happen in "
                         "this process, which gets this budget when torch has not been loaded yet")
     p.add_argument("--out", default=None, help="output folder (default runs/bench-mf-<data>)")
+    p.add_argument("--report-only", action="store_true",
+                   help="train nothing: write the reports from the finished runs in OUT/runs, leaving out every "
+                        "(NSR, split) that some loss has not finished (named in the reports)")
     p.add_argument("--no-plots", dest="plots", action="store_false", help="write the reports without PNGs")
     p.set_defaults(handler=_run_bench_mf)
 
@@ -91,8 +94,14 @@ def _run_bench_mf(args: argparse.Namespace, out) -> int:
                           relevance_threshold=args.relevance_threshold, min_positives=args.min_positives,
                           device=args.device, jobs=args.jobs, threads=args.threads, out=args.out,
                           quick=args.quick, plots=args.plots,
+                          report_only=args.report_only,
                           command=" ".join(["gbrank", *(shlex.quote(a) for a in getattr(args, "argv", []))]))
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
-    run_mf(plan, write=lambda text: print(text, file=out, flush=True))
+    try:
+        run_mf(plan, write=lambda text: print(text, file=out, flush=True))
+    except ValueError as exc:
+        if args.report_only:  # nothing finished to report
+            raise CommandError(str(exc)) from None
+        raise
     return 0
