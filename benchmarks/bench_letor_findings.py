@@ -1,0 +1,115 @@
+"""Three claims tested on a ``gbrank bench letor`` output folder (docs/results.md, MQ2008 section).
+
+    python benchmarks/bench_letor_findings.py docs/results/bench-letor-mq2008
+
+(a) optimising RR is worst, even when evaluated by RR;
+(b) nRBP-based objectives are at least as good as nDCG and AP ones;
+(c) bounding helps nRBP.
+
+Each claim is checked per library (``gbrank:`` = LightGBM, ``gbrank-xgb:`` = XGBoost) with
+paired t-tests over the pooled test queries (``gbrank.compare``), Holm-corrected within each
+family stated below.  Reads ``per_query.csv.gz``; writes ``findings.md`` and ``findings.json``
+beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import pandas as pd
+
+from gbrank.bench import holm
+from gbrank.evaluation import EvaluationResult, compare
+
+UNBOUNDED = ["ndcg", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
+NRBP = ["nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
+BOUNDINGS = ["minmax", "expectation", "expectation_max", "distribution"]
+EVAL = ["ndcg@10", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
+PREFIXES = {"gbrank": "LightGBM", "gbrank-xgb": "XGBoost"}
+
+
+def results(pq: pd.DataFrame) -> dict:
+    out = {}
+    for name, rows in pq.groupby("contender", sort=False):
+        t = rows.set_index(["split", "qid"])[[*EVAL, "n_items", "n_relevant"]]
+        out[name] = EvaluationResult(per_query=t, metrics=tuple(EVAL), settings={"empty": "zero"})
+    return out
+
+
+def tests(res: dict, pairs: list[tuple[str, str]], metric: str) -> list[dict]:
+    """Paired t-tests a - b on ``metric``, Holm over the pairs given."""
+    pairs = [(a, b) for a, b in pairs if a in res and b in res]
+    rows = []
+    for a, b in pairs:
+        c = compare(res[a], res[b], test="t").loc[metric]
+        rows.append({"a": a, "b": b, "metric": metric, "mean_a": float(c["mean_a"]), "mean_b": float(c["mean_b"]),
+                     "diff": float(c["diff"]), "p": float(c["p_value"])})
+    for row, p in zip(rows, holm([r["p"] for r in rows])):
+        row["p_holm"] = float(p)
+    return rows
+
+
+def sig(rows, sign) -> int:
+    return sum(1 for r in rows if r["p_holm"] < 0.05 and (r["diff"] > 0) == (sign > 0))
+
+
+def main(folder: str) -> dict:
+    folder = pathlib.Path(folder)
+    pq = pd.read_csv(folder / "per_query.csv.gz")
+    res = results(pq)
+    means = pq.groupby("contender", sort=False)[EVAL].mean()
+    doc, md = {}, []
+    for prefix, lib in PREFIXES.items():
+        names = [f"{prefix}:{m}" for m in UNBOUNDED]
+        if not all(n in res for n in names):
+            md.append(f"*{lib}: not every unbounded objective was run; skipped.*\n")
+            continue
+        # (a) RR: rank of the rr objective among the six, per metric; rr vs each other, Holm over 5
+        ranks = means.loc[names].rank(ascending=False, method="min")
+        a_rows = [r for m in EVAL for r in tests(res, [(f"{prefix}:rr", n) for n in names if n != f"{prefix}:rr"], m)]
+        rr_on_rr = [r for r in a_rows if r["metric"] == "rr"]
+        # (b) each nRBP objective vs ndcg and ap, Holm over the 6 pairs, per metric
+        b_rows = [r for m in EVAL for r in tests(res, [(f"{prefix}:{n}", f"{prefix}:{o}") for n in NRBP
+                                                        for o in ("ndcg", "ap")], m)]
+        # (c) each bounding vs the unbounded nRBP objective, Holm over the 4 boundings, per (p, metric)
+        c_rows = [r for n in NRBP for m in EVAL
+                  for r in tests(res, [(f"{prefix}:{n}+{b}", f"{prefix}:{n}") for b in BOUNDINGS], m)]
+        c_own = [r for r in c_rows if r["a"].split(":")[1].split("+")[0] == r["metric"]]
+        doc[lib] = {"means": {n: {m: float(means.loc[n, m]) for m in EVAL} for n in names},
+                    "ranks": {n: {m: int(ranks.loc[n, m]) for m in EVAL} for n in names},
+                    "a_rr_vs_others": a_rows, "b_nrbp_vs_ndcg_ap": b_rows, "c_bounded_vs_unbounded": c_rows}
+        md += [f"**{lib}** (`{prefix}:`): mean per objective (rank among the six in brackets)", "",
+               "| objective | " + " | ".join(EVAL) + " |", "|---|" + "---:|" * len(EVAL)]
+        for n in names:
+            md.append(f"| {n} | " + " | ".join(f"{means.loc[n, m]:.4f} ({int(ranks.loc[n, m])})" for m in EVAL) + " |")
+        worst_rr = int(ranks.loc[f"{prefix}:rr", "rr"]) == len(names)
+        md += ["", f"(a) {prefix}:rr ranks {int(ranks.loc[f'{prefix}:rr', 'rr'])} of 6 on RR "
+               f"({'worst' if worst_rr else 'not worst'}); on RR it is significantly below "
+               f"{sig(rr_on_rr, -1)} of the 5 other objectives and above {sig(rr_on_rr, +1)} (paired t, Holm over 5); "
+               f"over all {len(EVAL)} metrics, significantly below in {sig(a_rows, -1)} of {len(a_rows)} comparisons.",
+               f"(b) nRBP objectives against ndcg and ap (3 x 2 pairs per metric, Holm over the 6): "
+               f"{sig(b_rows, +1)} significant wins and {sig(b_rows, -1)} significant losses of {len(b_rows)} "
+               f"comparisons over the {len(EVAL)} metrics.",
+               f"(c) bounded against unbounded nRBP (4 boundings per p and metric, Holm over the 4): on the "
+               f"optimised nRBP@p, {sig(c_own, +1)} significant gains and {sig(c_own, -1)} losses of {len(c_own)}; "
+               f"over all metrics {sig(c_rows, +1)} gains and {sig(c_rows, -1)} losses of {len(c_rows)}.", ""]
+        md += ["| bounded nRBP objective | " + " | ".join(f"{m} diff (Holm p)" for m in ("ndcg@10", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95")) + " |",
+               "|---|" + "---:|" * 4]
+        for n in NRBP:
+            for b in BOUNDINGS:
+                cells = []
+                for m in ("ndcg@10", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"):
+                    r = next((r for r in c_rows if r["a"] == f"{prefix}:{n}+{b}" and r["metric"] == m), None)
+                    cells.append("not run" if r is None else f"{r['diff']:+.4f} ({r['p_holm']:.2g})")
+                md.append(f"| {prefix}:{n}+{b} | " + " | ".join(cells) + " |")
+        md.append("")
+    (folder / "findings.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (folder / "findings.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    return doc
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "docs/results/bench-letor-mq2008")
