@@ -244,7 +244,12 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
     return 0
 
 
-from gbrank.bench._mf_cli import _add_bench_mf  # noqa: E402  (standard library only)
+def _add_bench_mf(bench_subparsers) -> None:
+    """``gbrank bench mf``: declared in gbrank.bench._mf_cli (standard library only at its top)."""
+    from gbrank.bench._mf_cli import _add_bench_mf as add
+
+    add(bench_subparsers)
+
 
 BENCH_COMMANDS: list[Callable] = [_add_bench_letor, _add_bench_mf]
 

@@ -539,7 +539,12 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed) -> 
             title=f"gbrank bench mf: {plan.data_name}, {protocol} evaluation", config=config,
             conventions=conventions, notes=notes, plots=plan.plots)
     (out / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
-    (out / "summary.md").write_text(overview(plan, per_query, meta_list, summaries))
+    text = overview(plan, per_query, meta_list, summaries)
+    table = protocol_table(per_query, plan.metric_of)
+    plan_done = replace(plan, nsr=[n for n in plan.nsr if (table["nsr"] == n).any()])
+    if plan.plots and protocols_plot(plan_done, table, out / "protocols.png"):
+        text += ("\n![sampled and corrected means against full-catalogue means](protocols.png)\n")
+    (out / "summary.md").write_text(text)
     return summaries
 
 
@@ -649,6 +654,40 @@ def findings(plan: MFPlan, per_query: pd.DataFrame, table: pd.DataFrame) -> list
                     cells.append(f"{r['diff']:+.4f} (p={r['p']:.2g})")
                 lines.append(f"| {a} − {b} | " + " | ".join(cells) + " |")
     return lines
+
+
+def protocols_plot(plan: MFPlan, table: pd.DataFrame, path: pathlib.Path) -> bool:
+    """``protocols.png``: each loss's mean under the sampled (top row) and corrected (bottom
+    row) protocol against its full-catalogue mean, one point per (loss, NSR), one column per
+    headline metric; Kendall's tau of the two orders of the losses in each panel."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:  # pragma: no cover - matplotlib missing
+        return False
+    metrics = list(FINDING_METRICS)
+    fig = Figure(figsize=(3.2 * len(metrics), 6.4))
+    axes = fig.subplots(2, len(metrics), squeeze=False)
+    colours = dict(zip(plan.nsr, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")))
+    for col, metric in enumerate(metrics):
+        for row, prot in enumerate(("sampled", "corrected")):
+            ax = axes[row][col]
+            taus = []
+            for n in plan.nsr:
+                t = table[table.nsr == n].pivot(index="loss", columns="protocol", values=metric)
+                ax.scatter(t["full"], t[prot], s=18, color=colours.get(n, "grey"), label=f"NSR {n}")
+                taus.append(_kendall(t[prot], t["full"]))
+            ax.set_title(f"{metric}: {prot} vs full (tau {np.nanmean(taus):.2f})", fontsize=8)
+            ax.set_xlabel("full-catalogue mean", fontsize=8)
+            ax.set_ylabel(f"{prot} mean", fontsize=8)
+            ax.tick_params(labelsize=7)
+            if row == 0 and col == 0:
+                ax.legend(fontsize=7)
+    fig.suptitle(f"gbrank bench mf: {plan.data_name}, one point per loss and NSR", fontsize=9)
+    fig.tight_layout()
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=100)
+    return True
 
 
 def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str:
