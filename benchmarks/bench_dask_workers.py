@@ -35,7 +35,7 @@ def scatter_blocks(client, arrays, n_blocks):
     """Dask arrays whose row blocks already live on the workers, round-robin."""
     import dask.array as da
 
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    workers = sorted(client.nthreads())
     cuts = np.linspace(0, len(arrays[0]), n_blocks + 1).astype(int)
     cuts[1:-1] += 37  # off the query boundaries: queries straddle blocks, as in real data
     out, held = [], []
@@ -79,6 +79,26 @@ def main(argv=None):
     print(f"{len(y)} rows, {args.queries} lists, {args.features} features; {cores} cores", flush=True)
 
     results = []
+    out = {
+        "command": "python " + " ".join([f"benchmarks/{pathlib.Path(__file__).name}",
+                                         *(argv if argv is not None else sys.argv[1:])]),
+        "config": vars(args) | {"rows": int(len(y)), "learning_rate": 0.1, "cores": cores,
+                                "blocks_per_worker": 2, "X_dtype": "float32"},
+        "versions": {"gbrank": gbrank.__version__, "lightgbm": lightgbm.__version__,
+                     "xgboost": xgboost.__version__, "dask": dask.__version__,
+                     "distributed": distributed.__version__, "numpy": np.__version__,
+                     "python": platform.python_version(), "machine": platform.machine()},
+        "load_average_at_start": list(os.getloadavg()),
+        "results": results,
+    }
+    path = pathlib.Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def save(row):
+        results.append(row | {"load_average_1min": round(os.getloadavg()[0], 1)})
+        print(results[-1], flush=True)
+        path.write_text(json.dumps(out, indent=2) + "\n")  # after every row: partial runs keep data
+
     for backend in args.backends:
         t = time.perf_counter()
         local = gbrank.GBRanker(backend=backend, **settings).fit(X, y, qid=qid)
@@ -86,8 +106,7 @@ def main(argv=None):
         ndcg = float(gbrank.evaluate(y, local.predict(X), qid, ["ndcg@10"]).mean().iloc[0])
         row = {"backend": backend, "setup": "single machine (GBRanker)", "workers": 0,
                "threads": cores, "fit_s": round(single, 2), "ratio": 1.0, "train_ndcg@10": round(ndcg, 4)}
-        results.append(row)
-        print(row, flush=True)
+        save(row)
         for n in args.workers:
             threads = max(1, cores // n)
             with distributed.LocalCluster(n_workers=n, threads_per_worker=threads, processes=True,
@@ -105,22 +124,7 @@ def main(argv=None):
             row = {"backend": backend, "setup": f"dask, {n} worker(s)", "workers": n, "threads": threads,
                    "load_s": round(load, 2), "fit_s": round(fit, 2), "ratio": round(fit / single, 2),
                    "train_ndcg@10": round(ndcg, 4), "moved_rows": model.moved_rows_}
-            results.append(row)
-            print(row, flush=True)
-
-    out = {
-        "command": "python " + " ".join([pathlib.Path(__file__).name, *(argv if argv is not None else sys.argv[1:])]),
-        "config": vars(args) | {"rows": int(len(y)), "learning_rate": 0.1, "cores": cores,
-                                "block_per_worker": 2, "X_dtype": "float32"},
-        "versions": {"gbrank": gbrank.__version__, "lightgbm": lightgbm.__version__,
-                     "xgboost": xgboost.__version__, "dask": dask.__version__,
-                     "distributed": distributed.__version__, "numpy": np.__version__,
-                     "python": platform.python_version(), "machine": platform.machine()},
-        "results": results,
-    }
-    path = pathlib.Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=2) + "\n")
+            save(row)
     print(f"saved {path}")
 
 

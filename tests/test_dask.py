@@ -36,7 +36,7 @@ def client():
 def spread(client, a, n_blocks):
     """A dask array of ``a`` cut into ``n_blocks`` row blocks (arbitrary cuts, so queries
     straddle them), held round-robin by the workers: the rows really are distributed."""
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    workers = sorted(client.nthreads())
     parts = np.array_split(a, n_blocks)
     futs = [client.scatter(p, workers=[workers[i % len(workers)]]) for i, p in enumerate(parts)]
     HELD.extend(futs)  # the graph does not keep scattered futures alive by itself
@@ -136,11 +136,12 @@ OBJECTIVES = {"plain": "ndcg", "bounded": LambdaObjective("nrbp@0.95", bounding=
     pytest.param("xgboost", "plain", marks=pytest.mark.slow),
 ])
 def test_distributed_model_matches_single_machine(client, letor, backend, kind):
-    """Same objective and settings on two workers and on one machine.  The synthetic test
-    set has 120 queries; the standard error of a mean nDCG@10 difference between two
-    different models on it is about 0.02, and the two trainings differ (bins, split
-    finding), so the models must agree within 0.04 (two standard errors) and both beat
-    random scores by far more."""
+    """Same objective and settings on two workers and on one machine agree within 0.02
+    in mean nDCG@10 and nRBP@0.95 on the 120 test queries.  Justification: the two
+    trainings differ by design (bins, split finding), like two neighbouring models; on
+    this set, single-machine models with 15 and 14 leaves differed by up to 0.007 (paired
+    standard error 0.005), so 0.02 is about four such standard errors, while both models
+    beat random scores by more than 0.15 (nDCG@10 about 0.83 against 0.34)."""
     from gbrank.dask import DaskGBRanker
 
     (X, y, qid), _, (Xt, yt, qt) = letor
@@ -154,8 +155,8 @@ def test_distributed_model_matches_single_machine(client, letor, backend, kind):
     d = gbrank.evaluate(yt, dist.predict(da.from_array(Xt, chunks=500)).compute(), qt, metrics).mean()
     s = gbrank.evaluate(yt, local.predict(Xt), qt, metrics).mean()
     r = gbrank.evaluate(yt, np.random.default_rng(0).normal(size=len(yt)), qt, metrics).mean()
-    assert (abs(d - s) <= 0.04).all(), (d, s)
-    assert (d > r + 0.08).all() and (s > r + 0.08).all(), (d, s, r)
+    assert (abs(d - s) <= 0.02).all(), (d, s)
+    assert (d > r + 0.15).all() and (s > r + 0.15).all(), (d, s, r)
     # the local copy predicts what the distributed model predicts
     np.testing.assert_allclose(dist.to_local().predict(Xt), dist.predict(da.from_array(Xt, chunks=300)).compute())
 

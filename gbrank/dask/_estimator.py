@@ -255,8 +255,10 @@ def _run_watched(client, workers: set, timeout, train):
 
 
 def _lost(client, workers: set) -> set:
+    """Watched workers the scheduler no longer lists (asked directly: ``client.nthreads``;
+    ``scheduler_info`` returns a cache that a background refresh may leave without workers)."""
     try:
-        alive = set(client.scheduler_info(n_workers=-1)["workers"])
-    except Exception:  # the scheduler itself is gone
-        return set(workers)
+        alive = set(client.nthreads())
+    except Exception:  # a slow or briefly unreachable scheduler is no proof of a lost worker
+        return set()
     return set(workers) - alive
