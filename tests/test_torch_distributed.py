@@ -88,6 +88,19 @@ def _die_mid_training(X):
              distributed=True).fit(X)
 
 
+def _rank_1_raises():
+    dist.barrier()
+    if dist.get_rank() == 1:
+        raise ValueError("rank 1 cannot go on")
+    dist.barrier()
+
+
+def _rank_1_hangs():
+    if dist.get_rank() == 1:
+        time.sleep(3600)
+    dist.barrier()
+
+
 @pytest.fixture(scope="module")
 def split():
     X = _clustered()
@@ -175,6 +188,20 @@ def test_a_rank_that_dies_mid_training_fails_the_launch_quickly():
     with pytest.raises(DistributedTrainingError, match=r"rank 1 exited with code 13 without a Python error"):
         launch_local(_die_mid_training, 2, (_clustered(n_users=40),), timeout=TIMEOUT)
     assert time.monotonic() - start < TIMEOUT / 2
+
+
+@pytest.mark.slow
+def test_a_rank_that_raises_is_reported_with_its_error():
+    with pytest.raises(DistributedTrainingError, match=r"(?s)rank 1 raised ValueError: rank 1 cannot go on.*Traceback"):
+        launch_local(_rank_1_raises, 2, timeout=TIMEOUT)
+
+
+@pytest.mark.slow
+def test_a_rank_that_hangs_is_stopped_at_the_timeout():
+    start = time.monotonic()
+    with pytest.raises(DistributedTrainingError, match=r"did not finish within timeout=40 s"):
+        launch_local(_rank_1_hangs, 2, timeout=40)
+    assert time.monotonic() - start < 40 + 30
 
 
 def test_distributed_fit_needs_a_group_and_a_seed(split, monkeypatch):

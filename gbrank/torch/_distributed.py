@@ -17,8 +17,9 @@ How the one-process step is reproduced
 * Embedding tables get dense gradients (``torch.nn.Embedding(sparse=False)``, the
   default of :class:`MatrixFactorization`), and every parameter takes part in every
   step, so DDP runs with ``find_unused_parameters=False``.  The cost is an all-reduce of
-  the whole user and item tables per step; sparse gradients are not used because NCCL
-  has no sparse all-reduce and SGD/Adam would then differ from the one-process run.
+  the whole user and item tables per step.  Sparse gradients are not used: NCCL has no
+  sparse all-reduce, and the one-process model trains with dense gradients (Adam and
+  weight decay update every row), which the DDP model must reproduce.
 * Long lists are split into row chunks with gradient accumulation, as in one process;
   all chunks but a rank's last run under ``DDP.no_sync()``, so every rank takes part in
   exactly one all-reduce per step however many chunks it has.  A rank without a list in
