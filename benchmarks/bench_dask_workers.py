@@ -1,8 +1,9 @@
 """Wall time of gbrank.dask training on 1, 2 and 4 local Dask workers against
 single-machine GBRanker, for LightGBM and XGBoost, on an MSLR-sized synthetic set.
 
-    nice -n 10 python benchmarks/bench_dask_workers.py                    # full (~15 min here)
-    nice -n 10 python benchmarks/bench_dask_workers.py --queries 300 --rounds 10   # smoke run
+    nice -n 10 python benchmarks/bench_dask_workers.py                    # MSLR-sized, 100 rounds
+    nice -n 10 python benchmarks/bench_dask_workers.py --queries 1200 --rounds 30  # the run in docs/dask.md
+    nice -n 10 python benchmarks/bench_dask_workers.py --queries 200 --rounds 5    # smoke run
 
 Data: ``make_letor`` with 4,800 lists x 120 documents, 136 features, labels 0-4 (MSLR-WEB
 sized).  Model: gbrank's nDCG objective, 100 rounds, 31 leaves, learning rate 0.1.
