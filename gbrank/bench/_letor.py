@@ -435,8 +435,13 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
     }
     config = _config(plan, records, fingerprints, train_seconds)
     title = f"gbrank bench letor: {plan.data_label}, {', '.join(f.name for f in plan.folds)}"
+    watched = plan.settings["early_stopping_metric"]
+    watched = watched if watched in per_query.columns else "ndcg@10"
+    best = per_query[per_query["contender"] != plan.baseline].groupby("contender")[watched].mean()
+    highlight = [plan.baseline, *best.sort_values(ascending=False, kind="stable").index[:5]]
     summary = write_report(per_query, out, baseline=plan.baseline, metrics=REPORT_METRICS, title=title,
-                           config=config, conventions=conventions, notes=_notes(plan, records))
+                           config=config, conventions=conventions, notes=_notes(plan, records),
+                           highlight=highlight)
     write(f"report written to {out.resolve()}/ (summary.md, summary.json, config.json, per_query.csv.gz, "
           + ", ".join(f for f in summary["files"] if f.endswith(".png")) + ")")
     return summary

@@ -140,7 +140,7 @@ def diff_vs_relevant(per_query: pd.DataFrame, summary: dict, path: pathlib.Path,
             ax.errorbar(xs, ys, yerr=hs, marker="o", ms=3, lw=1, capsize=2, label=name, color=f"C{k % 10}")
         ax.axhline(0.0, color="k", lw=0.6)
         ax.set_xticks(range(len(order)))
-        ax.set_xticklabels([f"{labels[j]}\n({counts.get(j, 0)})" for j in order], fontsize=6)
+        ax.set_xticklabels([f"{labels[j]} ({counts.get(j, 0)})" for j in order], fontsize=6, rotation=90)
         ax.set_xlabel("relevant items in the query (queries)", fontsize=8)
         ax.set_title(f"{m}: contender − {base}", fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
@@ -196,7 +196,7 @@ def ndcg_at_k(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highli
     ax.set_xticks(ks if len(ks) <= 20 else ks[:: max(1, len(ks) // 20)])
     ax.tick_params(labelsize=7)
     ax.legend(fontsize=7, frameon=False)
-    ax.set_title(f"{title}: nDCG@k (grey: the other contenders)", fontsize=9)
+    ax.set_title(f"{title}\nmean nDCG@k (grey: the other contenders)", fontsize=8)
     fig.tight_layout()
     _save(fig, path)
     return True
