@@ -186,3 +186,16 @@ def test_list_contenders_names_every_one(capsys):
     assert main(["bench", "letor", "--list-contenders"]) == 0
     text = capsys.readouterr().out
     assert all(name in text for name in REGISTRY) and "bounded" in text
+
+
+@pytest.mark.slow
+def test_parallel_jobs_give_the_same_predictions(letor_folder, tmp_path):
+    common = ["bench", "letor", "--data", str(letor_folder), "--folds", "1", "--contenders",
+              "lightgbm:lambdarank,gbrank:ndcg", "--rounds", "5", "--patience", "2", "--threads", "1"]
+    assert main([*common, "--out", str(tmp_path / "serial")], out=_Log()) == 0
+    assert main([*common, "--jobs", "2", "--out", str(tmp_path / "parallel")], out=_Log()) == 0
+    serial = sorted((tmp_path / "serial" / "runs").glob("*.npz"))
+    parallel = sorted((tmp_path / "parallel" / "runs").glob("*.npz"))
+    assert [p.name for p in serial] == [p.name for p in parallel] and len(serial) == 2
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(load_cached(a)[0], load_cached(b)[0])
