@@ -420,9 +420,7 @@ def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
     meta = json.loads(meta_path.read_text())
     if meta.get("settings_hash") != _settings_hash(plan):
         return None
-    frame = pd.read_csv(frame_path)
-    frame["qid"] = frame["qid"].astype(object) if frame["qid"].dtype == object else frame["qid"]
-    return frame, meta
+    return pd.read_csv(frame_path), meta
 
 
 def _store(plan: MFPlan, nsr, seed, loss, frame: pd.DataFrame, meta: dict) -> None:
