@@ -15,6 +15,8 @@ is shared and noisy, so only ratios measured side by side in one run mean anythi
 
     python benchmarks/bench_objective_speed.py            # full (a few minutes)
     python benchmarks/bench_objective_speed.py --quick    # smoke run
+    python benchmarks/bench_objective_speed.py --training-only --save docs/results/objective_speed_training.json
+    python benchmarks/bench_objective_speed.py --calls-only --save docs/results/objective_speed_calls.json
 """
 
 from __future__ import annotations
@@ -37,17 +39,23 @@ def _train_seconds(lgb, dataset, objective, params, rounds):
     return time.perf_counter() - t
 
 
+def synthetic_set(n_queries):
+    """The MSLR-sized synthetic set: features, labels and list sizes."""
+    from gbrank.datasets import make_letor
+
+    X, y, qid = make_letor(n_queries=n_queries, docs_per_query=(60, 180), n_features=136,
+                           max_label=4, random_state=0)
+    return X, y, np.unique(qid, return_counts=True)[1]
+
+
 def training_runs(args):
     import lightgbm as lgb
 
     from gbrank.backends import LightGBMObjective
-    from gbrank.datasets import make_letor
     from gbrank.lambdas import LambdaObjective
     from gbrank.lambdas._objective import LIGHTGBM_EPS
 
-    X, y, qid = make_letor(n_queries=args.queries, docs_per_query=(60, 180), n_features=136,
-                           max_label=4, random_state=0)
-    sizes = np.unique(qid, return_counts=True)[1]
+    X, y, sizes = synthetic_set(args.queries)
     print(f"data: {X.shape[0]:,} rows, {len(sizes):,} lists (mean {sizes.mean():.1f}, max {sizes.max()}), "
           f"{X.shape[1]} features, labels 0-{int(y.max())}")
     dataset = lgb.Dataset(X, y, group=sizes, params={"verbosity": -1, "max_bin": 255}, free_raw_data=False)
@@ -182,6 +190,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="300 lists, 10 rounds, 1 repeat")
     parser.add_argument("--save", help="write the numbers to this JSON file")
     parser.add_argument("--training-only", action="store_true", help="only part 1, the training runs")
+    parser.add_argument("--calls-only", action="store_true", help="only part 2, the gradient calls")
     args = parser.parse_args(argv)
     if args.quick:
         args.queries, args.rounds, args.repeats = 300, 10, 1
@@ -190,8 +199,12 @@ def main(argv=None):
 
     print(f"gbrank objective speed — lightgbm {lightgbm.__version__}, numba {numba.__version__}, "
           f"{os.cpu_count()} cores, {platform.python_version()}")
-    print("1. training runs (best of", args.repeats, "each)")
-    runs, (y, ptr) = training_runs(args)
+    if args.calls_only:
+        _, y, sizes = synthetic_set(args.queries)
+        runs, (y, ptr) = None, (y, np.concatenate(([0], np.cumsum(sizes))))
+    else:
+        print("1. training runs (best of", args.repeats, "each)")
+        runs, (y, ptr) = training_runs(args)
     if args.training_only:
         result = {"args": vars(args), "training": runs, "load_average": os.getloadavg()}
         if args.save:
@@ -202,6 +215,13 @@ def main(argv=None):
     grads = gradient_calls(y, ptr, 5)
     print("2b. bounded objectives, one gradient call (best of 5)")
     bounded = bounded_calls(y, ptr, 5)
+    if args.calls_only:
+        result = {"args": vars(args), "gradient_call_s": grads, "bounded": bounded,
+                  "load_average": os.getloadavg()}
+        if args.save:
+            with open(args.save, "w") as fh:
+                json.dump(result, fh, indent=2)
+        return result
     print("3. numba compilation")
     comp = compile_times()
     print("4. memory")
