@@ -56,6 +56,20 @@ def early_stopping_callback(metric, rounds, data_name):
                                       maximize=spec.higher_is_better, save_best=False)
 
 
+def objective_params(params, objective):
+    """(params, obj) for ``xgb.train``: a built-in objective's name goes into the params, a
+    gbrank objective becomes the ``obj`` callable; XGBoost's default metric is switched off
+    (gbrank's metric callbacks do the evaluation)."""
+    params = dict(params)
+    obj = None
+    if isinstance(objective, str):
+        params["objective"] = objective
+    else:
+        obj = XGBoostObjective(objective)
+    params["disable_default_eval_metric"] = 1
+    return params, obj
+
+
 def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
                   early_stopping_rounds, verbose):
     """Train an XGBoost booster (see ``train_lightgbm`` for the arguments).  ``weight``
@@ -70,13 +84,7 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
         return d
 
     train = dmatrix(X, y, ptr, weight)
-    params = dict(params)
-    obj = None
-    if isinstance(objective, str):
-        params["objective"] = objective
-    else:
-        obj = XGBoostObjective(objective)
-    params["disable_default_eval_metric"] = 1
+    params, obj = objective_params(params, objective)
     evals = [(dmatrix(Xv, yv, pv), f"valid_{i}") for i, (Xv, yv, pv) in enumerate(eval_sets)]
     if early_stopping_rounds and not evals:
         raise ValueError("early_stopping_rounds needs an eval_set to watch")

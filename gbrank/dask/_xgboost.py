@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import MetricCallback, XGBoostObjective
-from ..backends._xgboost import early_stopping_callback
+from ..backends import MetricCallback
+from ..backends._xgboost import early_stopping_callback, objective_params
 from ..evaluation import evaluate
 
 
@@ -46,13 +46,7 @@ def train_xgboost_dask(client, params, train, evals, objective, metric_names, n_
     """Train with ``xgboost.dask.train``; arguments as ``train_lightgbm_dask``."""
     from xgboost import dask as dxgb
 
-    params = dict(params)
-    obj = None
-    if isinstance(objective, str):
-        params["objective"] = objective
-    else:
-        obj = XGBoostObjective(objective)
-    params["disable_default_eval_metric"] = 1
+    params, obj = objective_params(params, objective)
     dtrain = dxgb.DaskQuantileDMatrix(client, train.X, label=train.y, qid=train.codes)
     dvalid = [(dxgb.DaskQuantileDMatrix(client, e.X, label=e.y, qid=e.codes, ref=dtrain), f"valid_{i}")
               for i, e in enumerate(evals)]
