@@ -80,7 +80,7 @@ def training_runs(args):
                      "ratio": min(t_ours) / min(t_builtin)})
         print(f"  {label:15s} LightGBM lambdarank {min(t_builtin):7.2f} s   gbrank dnDCG {min(t_ours):7.2f} s"
               f"   ratio {min(t_ours) / min(t_builtin):.3f}")
-    return rows, (y, np.concatenate(([0], np.cumsum(sizes))))
+    return rows, (y, sizes)
 
 
 def gradient_calls(y, ptr, repeats):
@@ -199,42 +199,30 @@ def main(argv=None):
 
     print(f"gbrank objective speed — lightgbm {lightgbm.__version__}, numba {numba.__version__}, "
           f"{os.cpu_count()} cores, {platform.python_version()}")
-    if args.calls_only:
-        _, y, sizes = synthetic_set(args.queries)
-        runs, (y, ptr) = None, (y, np.concatenate(([0], np.cumsum(sizes))))
-    else:
-        print("1. training runs (best of", args.repeats, "each)")
-        runs, (y, ptr) = training_runs(args)
-    if args.training_only:
-        result = {"args": vars(args), "training": runs, "load_average": os.getloadavg()}
-        if args.save:
-            with open(args.save, "w") as fh:
-                json.dump(result, fh, indent=2)
-        return result
-    print("2. one gradient call per metric (default settings, best of 5)")
-    grads = gradient_calls(y, ptr, 5)
-    print("2b. bounded objectives, one gradient call (best of 5)")
-    bounded = bounded_calls(y, ptr, 5)
-    if args.calls_only:
-        result = {"args": vars(args), "gradient_call_s": grads, "bounded": bounded,
-                  "load_average": os.getloadavg()}
-        if args.save:
-            with open(args.save, "w") as fh:
-                json.dump(result, fh, indent=2)
-        return result
-    print("3. numba compilation")
-    comp = compile_times()
-    print("4. memory")
-    mem = long_list_memory()
-    result = {"args": vars(args), "training": runs, "gradient_call_s": grads, "bounded": bounded,
-              "compile": comp, "memory": mem,
+    result = {"args": vars(args),
               "versions": {"lightgbm": lightgbm.__version__, "numba": numba.__version__,
                            "numpy": np.__version__, "python": platform.python_version()}}
+    if args.calls_only:
+        _, y, sizes = synthetic_set(args.queries)
+    else:
+        print("1. training runs (best of", args.repeats, "each)")
+        result["training"], (y, sizes) = training_runs(args)
+    if not args.training_only:
+        ptr = np.concatenate(([0], np.cumsum(sizes)))
+        print("2. one gradient call per metric (default settings, best of 5)")
+        result["gradient_call_s"] = gradient_calls(y, ptr, 5)
+        print("2b. bounded objectives, one gradient call (best of 5)")
+        result["bounded"] = bounded_calls(y, ptr, 5)
+    if not (args.training_only or args.calls_only):
+        print("3. numba compilation")
+        result["compile"] = compile_times()
+        print("4. memory")
+        result["memory"] = long_list_memory()
+    result["load_average"] = os.getloadavg()
     if args.save:
         with open(args.save, "w") as fh:
             json.dump(result, fh, indent=2)
     return result
-
 
 if __name__ == "__main__":
     main()
