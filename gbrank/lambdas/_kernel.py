@@ -131,11 +131,13 @@ def _linear_pair(dm, li, si, ei, lj, sj, ej, sigma, by_score, eps, hess_mode, di
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
 def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm,
-                 product, g, h, one_div=False):
+                 product, g, h, one_div=False, columns=True):
     """The pair loop of ``_pairs_linear``; inlined at call sites whose flags are literals,
     so the compiler drops the branches on them and vectorises the inner loop.  Two things
     keep it vectorisable: ``error_model="numpy"`` (no zero-division check on each
-    division) and an unsigned inner index (no negative-index wraparound on ``g[j] +=``)."""
+    division) and an unsigned inner index (no negative-index wraparound on ``g[j] +=``).
+    Without ``columns`` only item i's sums are kept (the lower members' share is left to
+    the caller: ``_linear_loop_gather``)."""
     un = np.uint64(s.shape[0])
     total = 0.0
     for i in range(top):
@@ -148,10 +150,11 @@ def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dis
             sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), li, si, ei, lab[j], s[j], e[j],
                                        sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm, one_div)
             gi -= sl
-            g[j] += sl
             hi += hh
-            h[j] += hh
             total += 2.0 * lam
+            if columns:
+                g[j] += sl
+                h[j] += hh
         g[i] += gi
         h[i] += hi
     return total
@@ -166,24 +169,9 @@ def _linear_loop_gather(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, pr
     sweep, the lower one (i < min(j, top)).  Every pair is evaluated twice, both times
     vectorised.  Not ``inline="always"``: numba's IR-level inlining stops this
     vectorisation, LLVM's own inlining does not."""
-    n = s.shape[0]
-    un = np.uint64(n)
-    total = 0.0
-    for i in range(top):
-        li = lab[i]
-        si = s[i]
-        ei = e[i]
-        gi = 0.0
-        hi = 0.0
-        for j in range(np.uint64(i + 1), un):
-            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), li, si, ei, lab[j], s[j], e[j],
-                                       sigma, False, eps, HESS_LIGHTGBM, True, cdf, c, u, fm, False)
-            gi -= sl
-            hi += hh
-            total += 2.0 * lam
-        g[i] += gi
-        h[i] += hi
-    for j in range(1, n):
+    total = _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, True, cdf, c, u, fm,
+                         product, g, h, False, False)
+    for j in range(1, s.shape[0]):
         lj = lab[j]
         sj = s[j]
         ej = e[j]
