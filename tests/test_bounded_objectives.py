@@ -7,6 +7,9 @@ from test_lambdas import CODES, _metric_of_order, _random_list, _random_lists, _
 from gbrank import bounds
 from gbrank.estimators import GBRanker
 from gbrank.lambdas import LambdaObjective, swap_deltas
+from gbrank.lambdas._kernel import BOUND_DIST, all_gradients
+from gbrank.lambdas._objective import DELTA_METRICS, GAINS, HESSIANS
+from gbrank.lambdas._stack import STACK_DOUBLES
 
 BOUNDINGS = ["minmax", "expectation", "expectation_max", "distribution"]
 
@@ -48,6 +51,9 @@ def test_bounded_swap_weights_equal_brute_force(metric, bounding):
                                  LambdaObjective("ap", bounding="expectation", list_normalization=True),
                                  LambdaObjective("ndcg@5+expectation_max", score_normalization=True),
                                  LambdaObjective("rr+distribution"),
+                                 LambdaObjective("ndcg+distribution"),
+                                 LambdaObjective("ap+distribution"),
+                                 LambdaObjective("nrbp@0.9+distribution", truncation=4),
                                  LambdaObjective("ndcg", bounding="distribution", hessian="xgboost")], ids=repr)
 def test_bounded_gradients_equal_slow_assembly(obj):
     rng = np.random.default_rng(3)
@@ -58,6 +64,30 @@ def test_bounded_gradients_equal_slow_assembly(obj):
         gs, hs = _slow_gradients(obj, s, y)
         np.testing.assert_allclose(g[ptr[q]:ptr[q + 1]], gs, rtol=1e-9, atol=1e-13)
         np.testing.assert_allclose(h[ptr[q]:ptr[q + 1]], hs, rtol=1e-9, atol=1e-13)
+
+
+@pytest.mark.parametrize("width", [257, STACK_DOUBLES, STACK_DOUBLES + 1])
+@pytest.mark.parametrize("metric", ["ndcg", "ap"])
+def test_distribution_loops_agree(metric, width):
+    """The distribution map's vectorised loop (LightGBM's hessian, over a stack copy of the
+    table, up to STACK_DOUBLES grid points) and the general loop (XGBoost's hessian, or a
+    wider table) give the same gradients, and hessians in the ratio sigma**2 / 2."""
+    rng = np.random.default_rng(width)
+    _, scores, labels, ptr = _random_lists(rng, rng.integers(2, 40, 30))
+    n_lists = len(ptr) - 1
+    cdf = np.sort(rng.random((n_lists, width)), axis=1)
+    cdf[:, 0], cdf[:, -1] = 0.0, 1.0
+    x0, x1 = np.zeros(n_lists), np.full(n_lists, 1.5)
+    obj = LambdaObjective(metric)
+    out = {}
+    for hess in ("lightgbm", "xgboost"):
+        out[hess] = all_gradients(scores, labels, ptr, DELTA_METRICS[metric], 0.0, 1.3, 0, False, 0.0, False,
+                                  HESSIANS[hess], False, GAINS[obj.gain], obj.relevance_threshold, BOUND_DIST,
+                                  np.ones(n_lists), cdf, x0, x1)
+    (g_l, h_l), (g_x, h_x) = out["lightgbm"], out["xgboost"]
+    assert np.abs(g_l).max() > 1e-3
+    np.testing.assert_allclose(g_l, g_x, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h_l, h_x * 1.3**2 / 2, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("bounding", BOUNDINGS)

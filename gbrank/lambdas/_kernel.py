@@ -26,6 +26,7 @@ from numba import njit, prange
 from ..bounds._kernels import grid_interp
 from ..metrics._registry import AP, RR
 from ._deltas import N_ROWS, delta, linear_delta, list_value, prepare, rr_delta
+from ._stack import STACK_DOUBLES, stack_copy
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
 BOUND_NONE, BOUND_LINEAR, BOUND_DIST = 0, 1, 2
@@ -131,13 +132,11 @@ def _linear_pair(dm, li, si, ei, lj, sj, ej, sigma, by_score, eps, hess_mode, di
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
 def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm,
-                 product, g, h, one_div=False, columns=True):
+                 product, g, h, one_div=False):
     """The pair loop of ``_pairs_linear``; inlined at call sites whose flags are literals,
     so the compiler drops the branches on them and vectorises the inner loop.  Two things
     keep it vectorisable: ``error_model="numpy"`` (no zero-division check on each
-    division) and an unsigned inner index (no negative-index wraparound on ``g[j] +=``).
-    Without ``columns`` only item i's sums are kept (the lower members' share is left to
-    the caller: ``_linear_loop_gather``)."""
+    division) and an unsigned inner index (no negative-index wraparound on ``g[j] +=``)."""
     un = np.uint64(s.shape[0])
     total = 0.0
     for i in range(top):
@@ -152,39 +151,22 @@ def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dis
             gi -= sl
             hi += hh
             total += 2.0 * lam
-            if columns:
-                g[j] += sl
-                h[j] += hh
+            g[j] += sl
+            h[j] += hh
         g[i] += gi
         h[i] += hi
     return total
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _linear_loop_gather(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, product, g, h):
+def _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, product, g, h):
     """``_linear_loop`` for the distribution map (LightGBM's hessian, no score
-    normalisation).  Its table lookup is a gather, which the compiler vectorises only in
-    a loop that stores nothing (a store might alias the table), so each item's sums are
-    pure reductions: over the pairs where it is the upper member (j > i) and, in a second
-    sweep, the lower one (i < min(j, top)).  Every pair is evaluated twice, both times
-    vectorised.  Not ``inline="always"``: numba's IR-level inlining stops this
-    vectorisation, LLVM's own inlining does not."""
-    total = _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, True, cdf, c, u, fm,
-                         product, g, h, False, False)
-    for j in range(1, s.shape[0]):
-        lj = lab[j]
-        sj = s[j]
-        ej = e[j]
-        gj = 0.0
-        hj = 0.0
-        for i in range(np.uint64(0), np.uint64(min(j, top))):
-            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), lab[i], s[i], e[i], lj, sj, ej,
-                                       sigma, False, eps, HESS_LIGHTGBM, True, cdf, c, u, fm, False)
-            gj += sl
-            hj += hh
-        g[j] += gj
-        h[j] += hj
-    return total
+    normalisation) over a stack copy of the table row: each pair's weight is a lookup (a
+    gather), which the compiler vectorises beside the stores to g and h only when it can
+    tell the table apart from them (``_stack``).  Not ``inline="always"``: numba's
+    IR-level inlining of this loop stops the vectorisation, LLVM's own inlining does not."""
+    return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, True, stack_copy(cdf),
+                        c, u, fm, product, g, h)
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
@@ -193,10 +175,10 @@ def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, di
     """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
     has |dM| = 0 and adds nothing.  The common settings get their own compiled loop
     (literal flags); anything else runs the general one.  Returns S."""
-    if hess_mode == HESS_LIGHTGBM and dist and not by_score:
+    if hess_mode == HESS_LIGHTGBM and dist and not by_score and cdf.shape[0] <= STACK_DOUBLES:
         if product:
-            return _linear_loop_gather(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, True, g, h)
-        return _linear_loop_gather(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, False, g, h)
+            return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, True, g, h)
+        return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, False, g, h)
     if not dist and hess_mode == HESS_LIGHTGBM:
         if product and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
             return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
