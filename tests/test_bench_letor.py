@@ -4,6 +4,7 @@ bad argument stopped before training."""
 import json
 import pathlib
 
+import lightgbm
 import numpy as np
 import pandas as pd
 import pytest
@@ -134,6 +135,19 @@ def test_a_second_run_resumes_from_the_cache(bench_run):
     assert run_key(c, "Fold1", "data", {**settings, "rounds": 5}) != key
     assert run_key(c, "Fold1", "other data", settings) != key
     assert run_key(REGISTRY["gbrank-xgb:ndcg"], "Fold1", "data", settings) != key
+
+
+def test_a_run_cached_under_other_versions_is_trained_again(bench_run):
+    out, argv, _, _ = bench_run
+    path = next(p for p in sorted((out / "runs").glob("*.npz")) if p.name.startswith("lightgbm"))
+    scores, rec = load_cached(path)
+    assert rec["versions"]["lightgbm"] == lightgbm.__version__ and rec["versions"]["gbrank"] == gbrank.__version__
+    np.savez(path, scores=scores, record=json.dumps({**rec, "versions": {**rec["versions"], "lightgbm": "0.0"}}))
+    assert main(argv, out=(log := _Log())) == 0
+    assert "1 runs to train, 7 cached" in log.text and "1 cached run(s) were made under other library versions" in log.text
+    assert load_cached(path)[1]["versions"]["lightgbm"] == lightgbm.__version__
+    assert main(argv, out=(log := _Log())) == 0
+    assert "0 runs to train, 8 cached" in log.text and "other library versions" not in log.text
 
 
 def test_contender_selection():

@@ -223,6 +223,13 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     plan = prepare_mf(data=str(data), nsr="1,2", splits=1, seed=3, losses=["listwise_nrbp", "lambda_ndcg"],
                       epochs=2, patience=1, out=str(out), jobs=1, threads=1)
     assert cached_run(plan, 2, 3, "lambda_ndcg") is not None
+    # nor a run made under other versions
+    meta_path = runs / "ratings-nsr2-seed3-lambda_ndcg.json"
+    meta = json.loads(meta_path.read_text())
+    assert meta["versions"]["torch"] == pytest.importorskip("torch").__version__
+    meta_path.write_text(json.dumps({**meta, "versions": {**meta["versions"], "torch": "0.0"}}))
+    assert cached_run(plan, 2, 3, "lambda_ndcg") is None
+    meta_path.write_text(json.dumps(meta))
     plan.epochs = 4
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
 

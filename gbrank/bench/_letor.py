@@ -10,7 +10,8 @@ Everything else is the library's default.  A fold without a ``vali`` split (the 
 example) gets one: ``vali_fraction`` of its training queries, drawn with the seed.
 
 Each finished (contender, fold) run is cached in ``<out>/runs`` under a hash of everything
-that determines it, so an interrupted benchmark resumes where it stopped.  The test
+that determines it, so an interrupted benchmark resumes where it stopped; a cached run made
+under other versions of gbrank, numpy, numba or its library is trained again.  The test
 predictions are evaluated per fold and written through ``gbrank.bench._report``.
 """
 
@@ -292,6 +293,22 @@ def run_key(contender: Contender, fold_name: str, fingerprint: str, settings: di
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def run_versions(contender: Contender) -> dict:
+    """The versions a run's result depends on: gbrank, numpy, numba for gbrank's objectives,
+    and the contender's library.  Saved with each run; a cached run made under other
+    versions is trained again."""
+    from ._report import environment
+
+    names = ("numpy", contender.library) + (("numba",) if contender.kind == "gbrank" else ())
+    env = environment(names)
+    return {k: env[k] for k in ("gbrank", *names)}
+
+
+def _reusable(path: pathlib.Path, versions: dict) -> bool:
+    """A cached run made under the same versions (or saved before runs recorded them)."""
+    return load_cached(path)[1].get("versions", versions) == versions
+
+
 def cache_path(runs_dir: pathlib.Path, contender: Contender, fold_name: str, key: str) -> pathlib.Path:
     slug = re.sub(r"[^A-Za-z0-9@.+_-]+", "_", contender.name)
     return runs_dir / f"{slug}__{fold_name}__{key}.npz"
@@ -325,7 +342,8 @@ def train_one(contender: Contender, fold, settings: dict, threads: int) -> tuple
         scores = model.predict(fold.test.X)
     record = {"contender": contender.name, "fold": fold.name, "best_iteration": best,
               "rounds_trained": len(history), "vali_at_best": history[best - 1] if history else None,
-              "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0, "threads": threads}
+              "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0, "threads": threads,
+              "versions": run_versions(contender)}
     return np.asarray(scores, dtype=np.float64), record
 
 
@@ -366,14 +384,18 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     fingerprints = {f.name: _fingerprint(f) for f in plan.folds}
-    tasks, cached = [], []
+    tasks, cached, stale = [], [], 0
     for c in sorted(plan.contenders, key=_priority):  # a contender's folds together, cheap ones first
+        versions = run_versions(c)
         for fold in plan.folds:
             path = cache_path(runs_dir, c, fold.name, run_key(c, fold.name, fingerprints[fold.name], plan.settings))
-            (cached if path.exists() else tasks).append((c, fold, path))
+            reuse = path.exists() and _reusable(path, versions)
+            stale += path.exists() and not reuse
+            (cached if reuse else tasks).append((c, fold, path))
     write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders: "
           f"{len(tasks)} runs to train, {len(cached)} cached in {runs_dir}; {plan.jobs} job(s) x "
-          f"{plan.threads} thread(s)")
+          f"{plan.threads} thread(s)"
+          + (f"; {stale} cached run(s) were made under other library versions and are trained again" if stale else ""))
     t_start = time.perf_counter()
     bar = tqdm(total=len(tasks), unit="run", desc="training", disable=not tasks)
     if plan.jobs == 1 or len(tasks) <= 1:

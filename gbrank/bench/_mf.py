@@ -411,14 +411,23 @@ def _settings_hash(plan: MFPlan) -> str:
     return hashlib.sha256(json.dumps(plan.training_settings(), sort_keys=True).encode()).hexdigest()[:12]
 
 
+def run_versions() -> dict:
+    """The versions an MF run's result depends on (saved with it; a cached run made under
+    other versions is trained again)."""
+    from ._report import environment
+
+    env = environment(("numpy", "torch"))
+    return {k: env[k] for k in ("gbrank", "numpy", "torch")}
+
+
 def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
-    """(frame, meta) of a finished run with the same settings, or None."""
+    """(frame, meta) of a finished run with the same settings and versions, or None."""
     runs, key = pathlib.Path(plan.out) / "runs", _key(plan, nsr, seed, loss)
     meta_path, frame_path = runs / f"{key}.json", runs / f"{key}.csv.gz"
     if not (meta_path.exists() and frame_path.exists()):
         return None
     meta = json.loads(meta_path.read_text())
-    if meta.get("settings_hash") != _settings_hash(plan):
+    if meta.get("settings_hash") != _settings_hash(plan) or meta.get("versions", run_versions()) != run_versions():
         return None
     return pd.read_csv(frame_path), meta
 
@@ -426,7 +435,8 @@ def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
 def _store(plan: MFPlan, nsr, seed, loss, frame: pd.DataFrame, meta: dict) -> None:
     runs, key = pathlib.Path(plan.out) / "runs", _key(plan, nsr, seed, loss)
     runs.mkdir(parents=True, exist_ok=True)
-    meta = {**meta, "settings_hash": _settings_hash(plan), "settings": plan.training_settings()}
+    meta = {**meta, "settings_hash": _settings_hash(plan), "settings": plan.training_settings(),
+            "versions": run_versions()}
     tmp = runs / f"{key}.tmp.csv.gz"
     frame.to_csv(tmp, index=False, float_format="%.17g")  # round-trips exactly
     os.replace(tmp, runs / f"{key}.csv.gz")
