@@ -389,9 +389,11 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
         versions = run_versions(c)
         for fold in plan.folds:
             path = cache_path(runs_dir, c, fold.name, run_key(c, fold.name, fingerprints[fold.name], plan.settings))
-            reuse = path.exists() and _reusable(path, versions)
-            stale += path.exists() and not reuse
-            (cached if reuse else tasks).append((c, fold, path))
+            if path.exists() and _reusable(path, versions):
+                cached.append((c, fold, path))
+            else:
+                stale += path.exists()
+                tasks.append((c, fold, path))
     write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders: "
           f"{len(tasks)} runs to train, {len(cached)} cached in {runs_dir}; {plan.jobs} job(s) x "
           f"{plan.threads} thread(s)"

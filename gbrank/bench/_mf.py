@@ -427,7 +427,8 @@ def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
     if not (meta_path.exists() and frame_path.exists()):
         return None
     meta = json.loads(meta_path.read_text())
-    if meta.get("settings_hash") != _settings_hash(plan) or meta.get("versions", run_versions()) != run_versions():
+    versions = run_versions()
+    if meta.get("settings_hash") != _settings_hash(plan) or meta.get("versions", versions) != versions:
         return None
     return pd.read_csv(frame_path), meta
 
