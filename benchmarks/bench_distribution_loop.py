@@ -28,7 +28,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from gbrank.bounds._kernels import grid_interp
+from gbrank.bounds._kernels import grid_cell, grid_interp
 from gbrank.lambdas import _kernel as K
 from gbrank.lambdas._deltas import N_ROWS, prepare
 from gbrank.lambdas._objective import DELTA_METRICS, GAINS
@@ -58,13 +58,10 @@ def _sum_lookups(row, t, reps):
 def _sum_without_lookups(row, t, reps):
     """``_sum_lookups`` with row[j] replaced by 0.001 j: the same clamp, cell and
     interpolation arithmetic, no table read."""
-    last = row.shape[0] - 1.0
     total = 0.0
     for _ in range(reps):
         for k in range(np.uint64(0), np.uint64(t.shape[0])):
-            x = min(max(t[k], 0.0), last)
-            j = min(int(x), row.shape[0] - 2)
-            f = x - j
+            j, f = grid_cell(t[k], row.shape[0] - 1)
             total += (1.0 - f) * (0.001 * j) + f * (0.001 * (j + 1))
     return total
 
@@ -81,14 +78,11 @@ def _as_float32(typingctx, bits):
 @njit(cache=True, error_model="numpy", fastmath=FAST)
 def _sum_packed_lookups(packed, t, reps):
     """``_sum_lookups`` over ``packed[j]`` = (float32 F~ at j, float32 F~ at j + 1): one read."""
-    last = packed.shape[0] * 1.0
     low = np.uint64(0xFFFFFFFF)
     total = 0.0
     for _ in range(reps):
         for k in range(np.uint64(0), np.uint64(t.shape[0])):
-            x = min(max(t[k], 0.0), last)
-            j = min(int(x), packed.shape[0] - 1)
-            f = x - j
+            j, f = grid_cell(t[k], packed.shape[0])
             both = packed[j]
             a = np.float64(_as_float32(np.uint32(both & low)))
             b = np.float64(_as_float32(np.uint32(both >> np.uint64(32))))

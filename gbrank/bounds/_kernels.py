@@ -411,11 +411,17 @@ def grid_interp(row, t):
     outside), branch-free so that a loop over pairs can vectorise it (left to LLVM's
     inliner: numba's IR-level ``inline="always"`` stops that vectorisation).  Exact at the grid
     points: (1 - f) row[j] + f row[j + 1] is row[j] at f = 0 and row[j + 1] at f = 1."""
-    G = row.shape[0]
-    t = min(max(t, 0.0), G - 1.0)
-    j = min(int(t), G - 2)
-    f = t - j
+    j, f = grid_cell(t, row.shape[0] - 1)
     return (1.0 - f) * row[j] + f * row[j + 1]
+
+
+@njit(cache=True)
+def grid_cell(t, cells):
+    """(j, f): the cell j in [0, cells - 1] of grid coordinate ``t`` clamped to [0, cells],
+    and the fraction f of the way through it (f = 1 only at the last grid point)."""
+    t = min(max(t, 0.0), cells * 1.0)
+    j = min(int(t), cells - 1)
+    return j, t - j
 
 
 @njit(cache=True)
