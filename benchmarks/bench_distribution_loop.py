@@ -31,7 +31,8 @@ from numba.extending import intrinsic
 from gbrank.bounds._kernels import grid_cell, grid_interp
 from gbrank.lambdas import _kernel as K
 from gbrank.lambdas._deltas import N_ROWS, prepare
-from gbrank.lambdas._objective import DELTA_METRICS, GAINS
+from gbrank.lambdas import DELTA_METRICS
+from gbrank.metrics import GAINS
 
 FAST = {"reassoc", "contract", "nsz", "arcp"}
 

@@ -6,10 +6,9 @@ sub-packages that use them, when those are first touched.
 
 from importlib import import_module as _import_module
 
+from ._version import __version__
 from .evaluation import EvaluationResult, compare, evaluate
 from .metrics import parse_metric
-
-__version__ = "0.1.0"
 
 # Heavy or optional parts, imported on first attribute access (PEP 562).
 _LAZY = {

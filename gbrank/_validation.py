@@ -52,29 +52,45 @@ def check_same_length(**arrays) -> int:
     return n
 
 
-def check_labels(labels: np.ndarray, gain: str = "exp", integer: bool | None = None) -> None:
-    """Labels are non-negative; integers up to 30 with exponential gain."""
+def check_labels(labels, gain: str = "exp", integer: bool | None = None, *, graded: bool = True,
+                 name: str = "labels") -> np.ndarray:
+    """The one label contract of gbrank; returns the labels as a float64 1-d array.
+
+    Labels are finite and non-negative.  Where they are used as graded gains
+    (``graded=True``: nDCG, DCG) with ``gain="exp"`` they must also be integers up to
+    :data:`MAX_EXP_LABEL` (2**l - 1 of a fractional or huge label is not what anyone means);
+    ``integer`` overrides the integer rule.  Binary metrics (``graded=False``) only compare
+    labels with the relevance threshold.
+    """
     if gain not in ("exp", "linear"):
         raise ValueError(f"gain must be 'exp' (2**l - 1) or 'linear' (l), got {gain!r}")
-    if labels.min() < 0:
+    if np.isscalar(labels):
+        raise TypeError(f"{name} must be a 1-D array of relevance labels, got the scalar {labels!r}")
+    if np.ndim(labels) != 1:
+        raise ValueError(f"{name} must be 1-D (one label per row), got shape {np.shape(labels)}")
+    labels = as_1d_float(labels, name)
+    if len(labels) and labels.min() < 0:
         first = int(np.argmin(labels))
         raise ValueError(
-            f"labels must be non-negative relevance grades, found {labels[first]} at row {first}; "
+            f"{name} must be non-negative relevance grades, found {labels[first]} at row {first}; "
             "shift or clip the labels so that 0 means not relevant"
         )
+    if not graded or not len(labels):
+        return labels
     if integer is None:
         integer = gain == "exp"
     if integer and not np.all(labels == np.round(labels)):
         first = int(np.flatnonzero(labels != np.round(labels))[0])
         raise ValueError(
-            f"graded labels must be integers here (found {labels[first]} at row {first}); "
+            f"graded {name} must be integers here (found {labels[first]} at row {first}); "
             "round them, or use gain='linear' for real-valued relevance"
         )
     if gain == "exp" and labels.max() > MAX_EXP_LABEL:
         raise ValueError(
-            f"labels over {MAX_EXP_LABEL} overflow the exponential gain 2**l - 1 (max label "
-            f"{labels.max():g}); rescale the grades or use gain='linear'"
+            f"{name} over {MAX_EXP_LABEL} overflow the exponential gain 2**l - 1 (max label "
+            f"{labels.max():g} at row {int(np.argmax(labels))}); rescale the grades or use gain='linear'"
         )
+    return labels
 
 
 def check_choice(value, name: str, choices) -> None:
@@ -129,17 +145,34 @@ def contiguous_groups(qid) -> tuple[np.ndarray, np.ndarray]:
     return ptr, runs
 
 
-def check_group_ptr(group_ptr, n_rows: int) -> np.ndarray:
-    """Validate query boundaries ``group_ptr`` (0, ..., n_rows; no empty query)."""
-    ptr = np.asarray(group_ptr, dtype=np.int64)
-    if ptr.ndim != 1 or len(ptr) < 2 or ptr[0] != 0 or ptr[-1] != n_rows:
+def check_group_ptr(group_ptr, n_rows: int, *, allow_empty: bool = False) -> np.ndarray:
+    """The one contract of query boundaries: ``group_ptr`` = (0, ..., n_rows), integers,
+    rising (list q is rows ``group_ptr[q]:group_ptr[q+1]``).  Empty lists are refused
+    unless ``allow_empty``.  Returns it as int64."""
+    raw = np.asarray(group_ptr)
+    if raw.ndim != 1 or len(raw) < 2:
+        raise ValueError(f"group_ptr must be a 1-D array of query boundaries (0, ..., {n_rows}) with at "
+                         f"least two entries; got shape {raw.shape}")
+    if raw.dtype.kind not in "iu":
+        if raw.dtype.kind != "f" or not np.all(np.isfinite(raw)) or not np.all(raw == np.round(raw)):
+            bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw))) if raw.dtype.kind == "f" else [0]
+            raise ValueError(f"group_ptr must hold whole row numbers, found {raw[bad[0]]!r} at entry {bad[0]}; "
+                             "pass integer boundaries, e.g. np.concatenate(([0], np.cumsum(sizes)))")
+    ptr = raw.astype(np.int64)
+    if ptr[0] != 0 or ptr[-1] != n_rows:
         raise ValueError(
-            f"group_ptr must run from 0 to the number of rows ({n_rows}) with one entry per "
-            f"query boundary; got {ptr[:3]}...{ptr[-3:]} of length {len(ptr)}"
+            f"group_ptr must run from 0 to the number of rows ({n_rows}); it runs from {ptr[0]} to {ptr[-1]} "
+            f"({len(ptr) - 1} queries)"
         )
     sizes = np.diff(ptr)
-    if (sizes <= 0).any():
-        first = int(np.flatnonzero(sizes <= 0)[0])
+    if (sizes < 0).any():
+        first = int(np.flatnonzero(sizes < 0)[0])
+        raise ValueError(
+            f"group_ptr must not decrease, but group_ptr[{first}] = {ptr[first]} > group_ptr[{first + 1}] = "
+            f"{ptr[first + 1]}; boundaries are cumulative row counts, not group sizes"
+        )
+    if not allow_empty and (sizes == 0).any():
+        first = int(np.flatnonzero(sizes == 0)[0])
         raise ValueError(
             f"query {first} is empty (group_ptr[{first}] = group_ptr[{first + 1}] = {ptr[first]}); "
             "remove empty queries from the group sizes"

@@ -401,7 +401,7 @@ def test_the_four_maps_follow_their_formulas_and_keep_the_orientation():
         gb.bounded("distribution", np.zeros(2), lb)
     with pytest.raises(ValueError, match="not linear"):
         gb.inverse_scale("distribution", lb)
-    with pytest.raises(ValueError, match="choose one of"):
+    with pytest.raises(ValueError, match="unknown bounding 'zscore'; choose None or one of"):
         gb.bounded("zscore", np.zeros(2), lb)
 
 
@@ -487,21 +487,21 @@ def test_list_bounds_smoothed_cdf_reads_the_table():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: gb.list_bounds("dcg", [1, 0]), "unknown metric"),
+    (lambda: gb.list_bounds("dcg", [1, 0]), "unknown bounds metric 'dcg'; known metrics with bounds"),
     (lambda: gb.list_bounds("nrbp", [1, 0]), "persistence"),
     (lambda: gb.list_bounds("nrbp", [1, 0], p=1.5), "between 0 and 1"),
     (lambda: gb.list_bounds("nrbp@0.5", [1, 0], p=0.9), "twice"),
     (lambda: gb.list_bounds("ap", [1, 0], p=0.9), "takes no p"),
     (lambda: gb.list_bounds("ap", [1, 0], truncation=-3), "positive integer"),
-    (lambda: gb.list_bounds("ap@3", [1, 0]), "no parameter"),
+    (lambda: gb.list_bounds("ap@3", [1, 0]), "whole-list ap"),
     (lambda: gb.list_bounds("ndcg", [1, 0], truncation=0), "positive integer"),
     (lambda: gb.list_bounds("ndcg", [1, -1]), "non-negative"),
     (lambda: gb.list_bounds("ndcg", [1, np.nan]), "finite"),
     (lambda: gb.list_bounds("ndcg", [[1, 0]]), "1-D"),
     (lambda: gb.list_bounds("ndcg", [1, 0], gain="log"), "gain"),
     (lambda: gb.distribution("ap", [1, 0], n_samples=0), "n_samples"),
-    (lambda: gb.prepare("ap", [1, 0, 1], [0, 2]), "rise from 0"),
-    (lambda: gb.prepare("ap", [1, 0, 1], [0, 2, 1, 3]), "rise from 0"),
+    (lambda: gb.prepare("ap", [1, 0, 1], [0, 2]), r"run from 0 to the number of rows \(3\)"),
+    (lambda: gb.prepare("ap", [1, 0, 1], [0, 2, 1, 3]), r"must not decrease, but group_ptr\[1\] = 2"),
     (lambda: gb.prepare("ap", [1, 0, 1], [0, 3], distribution=True, grid=1), "grid"),
 ])
 def test_bad_input_raises_a_clear_error(call, match):
@@ -518,20 +518,6 @@ def test_metric_names_with_parameters():
     # the objective's truncation limits pairs for AP, RR, nRBP: their bounds ignore it
     assert gb.list_bounds("ap", labels, truncation=2) is gb.list_bounds("ap", labels)
     assert gb.list_bounds("ndcg", labels, truncation=2) is not gb.list_bounds("ndcg", labels)
-
-
-def test_bounds_import_only_metrics():
-    pkg = pathlib.Path(gb.__file__).parent
-    for path in pkg.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level >= 2:
-                assert (node.module or "").split(".")[0] == "metrics", f"{path.name} imports {node.module}"
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                assert node.module.split(".")[0] in {"__future__", "numpy", "numba", "scipy", "dataclasses",
-                                                     "hashlib", "math"}, f"{path.name} imports {node.module}"
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    assert alias.name.split(".")[0] in {"numpy", "numba", "scipy", "hashlib", "math"}
 
 
 @pytest.mark.parametrize("module", [gb, _api, _maps, _shapes, _kernels])

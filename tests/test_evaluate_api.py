@@ -196,7 +196,7 @@ def test_float32_and_int_inputs_give_the_float64_result():
 # the empty-list policy
 
 
-UNDEFINED_WHEN_EMPTY = {name for name, (_, _, needs_rel, _) in METRICS.items() if needs_rel}
+UNDEFINED_WHEN_EMPTY = {name for name, rec in METRICS.items() if rec.needs_relevant}
 
 
 def _mixed():

@@ -8,10 +8,11 @@ from numba import njit
 from scipy.special import expit
 
 from gbrank.lambdas import LambdaObjective, swap_deltas
-from gbrank.metrics import _kernels as K
-from gbrank.metrics._registry import AP, NDCG, NRBP, RR
+import gbrank.metrics as K
+from gbrank.metrics import METRICS, with_delta
 
-CODES = {"ndcg": NDCG, "ap": AP, "rr": RR, "nrbp": NRBP}
+CODES = {name: rec.code for name, rec in with_delta().items()}
+NDCG = METRICS["ndcg"].code
 
 
 @njit
@@ -26,8 +27,8 @@ def _metric_of_order(code, lab, p, trunc):
         gains[r] = K.gain(lab[r], K.GAIN_EXP)
         rel[r] = 1.0 if lab[r] >= 1 else 0.0
     if code == NDCG:
-        idcg = K.ideal_dcg(gains, trunc)
-        return 0.0 if idcg == 0 else K.dcg(gains, bounds, 0) / idcg
+        v = K.dcg_over_ideal(gains, bounds, trunc)
+        return 0.0 if np.isnan(v) else v
     v = K.metric_value(code, 0, p, gains, rel, bounds, K.AP_DIV_R)
     return 0.0 if np.isnan(v) else v
 
@@ -65,7 +66,7 @@ def _random_list(rng, n):
     return scores, labels
 
 
-@pytest.mark.parametrize("metric", ["ndcg", "ap", "rr", "nrbp"])
+@pytest.mark.parametrize("metric", sorted(with_delta()))
 def test_swap_deltas_equal_brute_force(metric):
     rng = np.random.default_rng(CODES[metric])
     sizes = list(range(1, 40)) * 60 + list(rng.integers(40, 201, 40))
@@ -196,7 +197,7 @@ def test_no_quadratic_memory_for_a_long_list():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"metric": "mrr"}, "unknown objective metric"),
+    ({"metric": "mrr"}, "unknown objective metric .*; known objective metrics"),
     ({"metric": "nrbp"}, "needs a persistence"),
     ({"metric": "nrbp", "p": 1.0}, "strictly between 0 and 1"),
     ({"metric": "nrbp@0"}, "strictly between 0 and 1"),
@@ -230,7 +231,7 @@ def test_bad_inputs_raise(scores, labels, ptr, message):
 def test_swap_deltas_bad_inputs():
     with pytest.raises(ValueError, match="one entry per item"):
         swap_deltas("ndcg", [1.0, 2.0], [1])
-    with pytest.raises(ValueError, match="unknown objective metric"):
+    with pytest.raises(ValueError, match="unknown objective metric .*; known objective metrics"):
         swap_deltas("precision", [1.0, 2.0], [1, 0])
 
 

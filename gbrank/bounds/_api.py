@@ -47,7 +47,7 @@ _METRIC_DOC = """metric : {"ndcg", "ap", "rr", "nrbp", "nrbp_loss"}
 
 def _one(metric, labels, p, relevance_threshold, gain, truncation):
     spec = parse_spec(metric, p, relevance_threshold, gain, truncation)
-    key = shape_of(spec, check_labels(labels))
+    key = shape_of(spec, check_labels(labels, spec))
     return spec, key
 
 
@@ -287,7 +287,7 @@ def prepare(metric: str, labels, group_ptr, *, p: float | None = None, relevance
     [0.129, 0.397, 0.626, 0.817, 0.938]
     """
     spec = parse_spec(metric, p, relevance_threshold, gain, truncation)
-    labels = check_labels(labels)
+    labels = check_labels(labels, spec)
     ptr = check_group_ptr(group_ptr, labels.shape[0])
     n_lists = ptr.shape[0] - 1
     keys = _shape_keys(spec, labels, ptr)

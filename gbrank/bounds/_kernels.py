@@ -3,10 +3,11 @@
 A shape is the multiset of per-item values a metric sees, stored sorted in descending
 order (``vals``): the binary relevance of each item (AP, RR, nRBP and the nRBP loss,
 ``1.0`` for a label at or above the threshold) or the graded gain of each item (nDCG).
-Every metric value of one order comes from the kernels of ``gbrank.metrics`` (one
-definition per metric); the only formulas written here are closed forms of the
-maximum, minimum and expectation, which ``tests/test_bounds.py`` checks against those
-kernels on every order of small lists.
+Every metric value comes from the kernels of ``gbrank.metrics`` (one definition per
+metric): the maximum and minimum are the values of the best and the worst order, and the
+expectation over the n! orders is the kernels' tie average with the whole list as one tie
+group (McSherry & Najork 2008), which ``tests/test_bounds.py`` checks against the closed
+forms of docs/bounds.md and against every order of small lists.
 """
 
 from __future__ import annotations
@@ -14,21 +15,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..metrics._kernels import (
+from ..metrics import (
     AP_DIV_R,
+    METRICS,
     average_precision,
     dcg,
-    discount,
     ideal_dcg,
-    mean_rank,
+    nrbp_loss,
     rbp,
     reciprocal_rank,
 )
-from ..metrics._registry import AP, NDCG, NRBP, RR
 
-# the listwise nRBP loss of Li et al. (2021), Eq 19: not a metric of gbrank.metrics, it is
-# computed from the ``mean_rank`` kernel (sum of ranks = R * mean rank)
-NRBP_LOSS = 100
+NDCG, AP, RR, NRBP, NRBP_LOSS = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "nrbp_loss"))
 
 # a sigmoid term with |a (x - d)| >= SIGMOID_CUT is 0 or 1 to within exp(-40) < 5e-18
 SIGMOID_CUT = 40.0
@@ -47,60 +45,25 @@ def normaliser(code, vals, k, p):
 
 
 @njit(cache=True)
-def value_of_order(code, order_vals, bounds, k, p, norm, n_rel):
-    """Metric value of one fixed order, from gbrank's kernels.
+def value_of_order(code, order_vals, groups, k, p, norm, n_rel):
+    """Metric value of one order (tie-averaged over ``groups``), from gbrank's kernels.
 
-    ``bounds`` are tie-group boundaries: ``arange(n + 1)``, or any grouping of *equal*
-    values (then every order within a group is the same order, and the kernels'
-    tie average is the fixed order's value).
-
-    nDCG is whole-list DCG / IDCG@k (``norm``); with k = 0 it is the ``ndcg`` kernel's value.
+    ``groups`` are tie-group boundaries: ``arange(n + 1)`` for one fixed order, any
+    grouping of *equal* values (every order within a group is then the same order), or
+    ``[0, n]`` for the expectation over all orders.  nDCG is whole-list DCG / IDCG@k
+    (``norm``; ``gbrank.metrics.dcg_over_ideal``, with the ideal computed once per shape).
     """
     if code == NDCG:
-        return dcg(order_vals, bounds, 0) / norm
+        return dcg(order_vals, groups, 0) / norm
     if code == AP:
-        return average_precision(order_vals, bounds, 0, AP_DIV_R)
+        return average_precision(order_vals, groups, 0, AP_DIV_R)
     if code == RR:
-        return reciprocal_rank(order_vals, bounds, 0)
+        return reciprocal_rank(order_vals, groups, 0)
     if code == NRBP:
-        return rbp(order_vals, bounds, p) / norm
-    # nRBP loss: sum over relevant items of (rank - 1), minus R (R - 1) / 2
-    return n_rel * mean_rank(order_vals, bounds) - n_rel * (n_rel + 1.0) / 2.0
-
-
-@njit(cache=True)
-def expectation_closed_form(code, vals, norm, p):
-    """E[M] over the n! orders of a non-degenerate shape (closed forms of docs/bounds.md)."""
-    n = vals.shape[0]
-    n_rel = vals.sum()  # binary metrics: R; nDCG: the sum of the gains
-    if code == NDCG:
-        # E[DCG] = mean gain * sum_r 1 / log2(r + 1)
-        s = 0.0
-        for q in range(n):
-            s += discount(q)
-        return n_rel / n * s / norm
-    if code == AP:
-        # Bestgen (2015): E[AP] = (R - 1)/(n - 1) + (n - R) H_n / (n (n - 1))
-        if n == 1:
-            return 1.0
-        h = 0.0
-        for r in range(1, n + 1):
-            h += 1.0 / r
-        return (n_rel - 1.0) / (n - 1.0) + (n - n_rel) * h / (n * (n - 1.0))
-    if code == RR:
-        # E[RR] = sum_r P(first relevant at r) / r, P(r) = C(n - r, R - 1) / C(n, R)
-        prob = n_rel / n
-        total = 0.0
-        last = n - int(n_rel) + 1
-        for r in range(1, last + 1):
-            total += prob / r
-            if r < last:
-                prob *= (n - r - n_rel + 1.0) / (n - r)
-        return total
-    if code == NRBP:
-        # E[RBP] = (1 - p) (R / n) sum_{r=1..n} p^(r-1) = (R / n)(1 - p^n)
-        return n_rel / n * (1.0 - p**n) / norm
-    return n_rel * (n - n_rel) / 2.0  # nRBP loss
+        return rbp(order_vals, groups, p) / norm
+    if code == NRBP_LOSS:
+        return nrbp_loss(order_vals, groups)
+    raise ValueError("value_of_order: gbrank.bounds has no bounds for this metric code")
 
 
 @njit(cache=True)
@@ -108,17 +71,17 @@ def summary(code, vals, k, p):
     """(minimum, maximum, expectation, n_rel) of one shape; zeros when R = 0 or n = 0.
 
     The maximum and the minimum are the metric of the best order (``vals`` descending) and
-    of the worst order (ascending); the expectation is its closed form.
+    of the worst order (ascending); the expectation is the metric averaged over all orders
+    (the whole list as one tie group).
     """
     n = vals.shape[0]
     n_rel = vals.sum() if code != NDCG else float((vals > 0.0).sum())
     if n == 0 or n_rel == 0.0:
         return 0.0, 0.0, 0.0, n_rel
-    bounds = np.arange(n + 1)
     norm = normaliser(code, vals, k, p)
-    best = value_of_order(code, vals, bounds, k, p, norm, n_rel)
-    worst = value_of_order(code, vals[::-1].copy(), bounds, k, p, norm, n_rel)
-    mean = expectation_closed_form(code, vals, norm, p)
+    best = value_of_order(code, vals, np.arange(n + 1), k, p, norm, n_rel)
+    worst = value_of_order(code, vals[::-1].copy(), np.arange(n + 1), k, p, norm, n_rel)
+    mean = value_of_order(code, vals, np.array([0, n]), k, p, norm, n_rel)
     if code == NRBP_LOSS:  # a loss: the best order is its minimum
         return best, worst, mean, n_rel
     return worst, best, mean, n_rel

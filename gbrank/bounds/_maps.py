@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..metrics import BOUNDINGS, check_bounding
 from ._api import ListBounds
-
-BOUNDINGS = ("minmax", "expectation", "expectation_max", "distribution")
 
 
 def _check(method, values, bounds: ListBounds) -> np.ndarray:
-    if method not in BOUNDINGS:
-        raise ValueError(f"unknown bounding {method!r}; choose one of {sorted(BOUNDINGS)}")
+    check_bounding(method)
     x = np.asarray(values, dtype=np.float64)
     if x.shape != (len(bounds),):
         raise ValueError(f"values must hold one metric value per list ({len(bounds)}), got shape {x.shape}")
@@ -46,8 +44,7 @@ def inverse_scale(method: str, bounds: ListBounds) -> np.ndarray:
     >>> inverse_scale("minmax", lb).tolist(), inverse_scale("expectation", lb).tolist()
     ([0.16666666666666666, 0.0], [0.3333333333333333, 0.0])
     """
-    if method not in BOUNDINGS:
-        raise ValueError(f"unknown bounding {method!r}; choose one of {sorted(BOUNDINGS)}")
+    check_bounding(method)
     if method == "distribution":
         raise ValueError("the distribution map is not linear: weigh a pair by |F~(M + dM) - F~(M)| "
                          "with ListBounds.smoothed_cdf")

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics import GAINS, check_persistence
-from ..metrics._registry import AP, NDCG, NRBP, RR
+from .._validation import check_group_ptr as _check_group_ptr
+from .._validation import check_labels as _check_labels
+from ..metrics import GAINS, METRICS, merge_param, parse, with_bounds
 from . import _kernels as K
 
-# metric name -> kernel code
-BOUND_METRICS: dict[str, int] = {"ndcg": NDCG, "ap": AP, "rr": RR, "nrbp": NRBP, "nrbp_loss": K.NRBP_LOSS}
+#: metric name -> kernel code, for the families whose record says ``bounds=True``
+BOUND_METRICS: dict[str, int] = {name: rec.code for name, rec in with_bounds().items()}
 
 DEFAULT_EXACT_LIMIT = 20_000
 DEFAULT_N_SAMPLES = 10_000
@@ -59,11 +60,11 @@ class Spec:
 
     @property
     def binary(self) -> bool:
-        return self.code != NDCG
+        return not METRICS[self.name].graded
 
     @property
     def higher_is_better(self) -> bool:
-        return self.code != K.NRBP_LOSS
+        return METRICS[self.name].higher_is_better
 
     @property
     def result_id(self) -> tuple:
@@ -71,50 +72,31 @@ class Spec:
         return (self.code, self.p, self.k)
 
     def label(self) -> str:
-        if self.code == NRBP:
-            return f"nrbp@{self.p:g}"
+        if self.p:
+            return f"{self.name}@{self.p:g}"
         if self.k:
-            return f"ndcg@{self.k}"
+            return f"{self.name}@{self.k}"
         return self.name
 
 
 def parse_spec(metric, p=None, relevance_threshold=1.0, gain="exp", truncation=None) -> Spec:
-    """Validate the metric arguments shared by every public function."""
-    if not isinstance(metric, str):
-        raise TypeError(f"metric must be a string such as 'ndcg' or 'nrbp@0.95', got {metric!r}")
-    name, _, arg = metric.strip().lower().partition("@")
-    if name not in BOUND_METRICS:
-        raise ValueError(f"unknown metric {metric!r}; bounds exist for {sorted(BOUND_METRICS)} "
-                         "(nrbp takes p as 'nrbp@0.95', ndcg a truncation as 'ndcg@10')")
-    if arg:
-        if name == "nrbp":
-            if p is not None and float(p) != float(arg):
-                raise ValueError(f"p is given twice and differs: {metric!r} and p={p!r}")
-            p = arg
-        elif name == "ndcg":
-            if not arg.isdigit() or int(arg) < 1:
-                raise ValueError(f"the truncation in {metric!r} must be a positive integer, e.g. 'ndcg@10'")
-            if truncation is not None and int(truncation) != int(arg):
-                raise ValueError(f"truncation is given twice and differs: {metric!r} and truncation={truncation!r}")
-            truncation = int(arg)
-        else:
-            raise ValueError(f"metric {name!r} takes no parameter after '@', got {metric!r}")
-    if name == "nrbp":
-        if p is None:
-            raise ValueError("metric 'nrbp' needs a persistence p in (0, 1): p=0.95 or 'nrbp@0.95'")
-        p = check_persistence(p, what="nrbp")
-    elif name == "nrbp_loss":
-        p = 0.0  # Eq 19 does not depend on p: a given p is accepted and ignored
-    elif p is not None:
-        raise ValueError(f"p is the persistence of nRBP; metric {name!r} takes no p (got p={p!r})")
-    else:
-        p = 0.0
-    if truncation is not None:
-        if isinstance(truncation, bool) or not float(truncation).is_integer() or int(truncation) < 1:
-            raise ValueError(f"truncation must be a positive integer or None, got {truncation!r}")
-    # the LambdaRank truncation cuts nDCG's IDCG at k; for the other metrics it only limits
-    # which pairs count, not the metric: accepted and ignored
-    k = int(truncation) if truncation is not None and name == "ndcg" else 0
+    """Validate the metric arguments shared by every public function.
+
+    The name is parsed by ``gbrank.metrics.parse`` over the families with bounds.  A
+    truncation cuts a graded metric's ideal (nDCG: whole-list DCG / IDCG@k, the LambdaRank
+    objective's convention); for a binary metric it only limits which pairs an objective
+    weighs, so the keyword is accepted and ignored, while a cutoff written in the name
+    (``"ap@10"``) is refused: the bounds are those of the whole-list metric."""
+    spec = parse(metric, families=with_bounds(), role="bounds metric", required=False)
+    rec = spec.record
+    if spec.k and not rec.graded:
+        raise ValueError(f"metric {metric!r}: gbrank.bounds bounds the whole-list {spec.name}; write "
+                         f"{spec.name!r} (a truncation only limits which pairs an objective weighs)")
+    if rec.name == "nrbp_loss":
+        p = None  # Eq 19 does not depend on p: a given p is accepted and ignored
+    spec = merge_param(spec, p=p, truncation=truncation if rec.graded else None, role="bounds metric")
+    if truncation is not None and not rec.graded:
+        merge_param(spec, truncation=truncation)  # validated, then ignored
     if gain not in GAINS:
         raise ValueError(f"gain must be one of {sorted(GAINS)}, got {gain!r}")
     try:
@@ -123,33 +105,20 @@ def parse_spec(metric, p=None, relevance_threshold=1.0, gain="exp", truncation=N
         raise ValueError(f"relevance_threshold must be a number, got {relevance_threshold!r}") from None
     if not math.isfinite(threshold):
         raise ValueError(f"relevance_threshold must be finite, got {relevance_threshold!r}")
-    return Spec(name, BOUND_METRICS[name], float(p), k, threshold, GAINS[gain])
+    return Spec(spec.name, spec.code, float(spec.p), int(spec.k), threshold, GAINS[gain])
 
 
-def check_labels(labels, what="labels") -> np.ndarray:
-    """Labels as a 1-D float64 array of finite, non-negative numbers."""
-    if np.isscalar(labels):
-        raise TypeError(f"{what} must be a 1-D array of relevance labels, got the scalar {labels!r}")
-    arr = np.asarray(labels, dtype=np.float64)
-    if arr.ndim != 1:
-        raise ValueError(f"{what} must be 1-D, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{what} must be finite; found NaN or inf")
-    if (arr < 0).any():
-        raise ValueError(f"{what} must be non-negative (gain 2**l - 1 needs l >= 0); min is {arr.min()}")
-    return arr
+def check_labels(labels, spec: Spec | None = None, what="labels") -> np.ndarray:
+    """Labels as a 1-D float64 array: gbrank's label contract (``_validation.check_labels``),
+    with the graded-gain rules only for a graded metric."""
+    graded = spec is None or not spec.binary
+    gain = "linear" if spec is not None and spec.gain_code == GAINS["linear"] else "exp"
+    return _check_labels(labels, gain, graded=graded, name=what)
 
 
 def check_group_ptr(group_ptr, n_rows: int) -> np.ndarray:
-    """Group boundaries 0 = ptr[0] <= ptr[1] <= ... <= ptr[-1] = n_rows (empty lists allowed)."""
-    ptr = np.asarray(group_ptr)
-    if ptr.ndim != 1 or len(ptr) < 1 or not np.issubdtype(ptr.dtype, np.integer):
-        raise ValueError("group_ptr must be a 1-D integer array of list boundaries (0, ..., n_rows)")
-    ptr = ptr.astype(np.int64)
-    if ptr[0] != 0 or ptr[-1] != n_rows or (np.diff(ptr) < 0).any():
-        raise ValueError(f"group_ptr must rise from 0 to the number of labels ({n_rows}); "
-                         f"got {ptr[:3]}...{ptr[-3:]} of length {len(ptr)}")
-    return ptr
+    """List boundaries 0 = ptr[0] <= ptr[1] <= ... <= ptr[-1] = n_rows (empty lists allowed)."""
+    return _check_group_ptr(group_ptr, n_rows, allow_empty=True)
 
 
 def gains_of(labels: np.ndarray, gain_code: int) -> np.ndarray:

@@ -10,7 +10,8 @@ import pandas as pd
 from scipy import stats
 
 from .._validation import as_1d_float, check_choice, check_labels, check_same_length, group_by_qid
-from ..metrics import AP_DIVISORS, GAINS, TIES, MetricSpec, evaluate_lists, parse_metric
+from ..metrics import (AP_DIVISORS, EXTERNAL, GAINS, KERNEL_CODES, TIES, MetricSpec, evaluate_lists,
+                       evaluate_lists_with, parse_metric)
 
 DEFAULT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ap", "rr", "nrbp@0.95")
 EMPTY_POLICIES = ("zero", "one", "skip")
@@ -98,7 +99,7 @@ def evaluate(
         One query id per row.  Rows of a list may come in any order and any qid order.
     metrics : str or sequence of str
         Names such as ``"ndcg@10"``, ``"ap"``, ``"rr"``, ``"nrbp@0.95"``, ``"p@5"``
-        (see ``gbrank.metrics.METRICS``).
+        (every family of ``gbrank.metrics.METRICS``).
     relevance_threshold : float, default 1
         Binary metrics (AP, RR, RBP, P, R, AUC, ranks) count a row relevant when
         ``label >= relevance_threshold``.  nDCG/DCG use graded gains.
@@ -142,13 +143,8 @@ def evaluate(
     check_labels(labels, gain)
     order, starts, qids = group_by_qid(qid)
 
-    values, n_rel = evaluate_lists(
-        scores[order], labels[order], starts,
-        np.array([s.code for s in specs], dtype=np.int64),
-        np.array([s.k for s in specs], dtype=np.int64),
-        np.array([s.p for s in specs], dtype=np.float64),
-        GAINS[gain], threshold, TIES[ties], AP_DIVISORS[ap_divisor],
-    )
+    values, n_rel = _metric_values(specs, scores[order], labels[order], starts, GAINS[gain], threshold,
+                                   TIES[ties], AP_DIVISORS[ap_divisor])
     names = [str(s) for s in specs]
     empty_rows = n_rel == 0
     if empty == "skip":
@@ -174,10 +170,37 @@ def evaluate(
     )
 
 
+def _metric_values(specs, scores, labels, starts, gain_code, threshold, ties, ap_divisor) -> np.ndarray:
+    """(values[list, metric], relevant items per list): gbrank's own metrics in one parallel
+    pass over the lists, each metric registered with its own kernel (``Metric.kernel``) in a
+    pass of its own."""
+    values = np.empty((len(starts) - 1, len(specs)))
+    own = [i for i, s in enumerate(specs) if s.code != EXTERNAL]
+    if own:
+        values[:, own], n_rel = evaluate_lists(
+            scores, labels, starts,
+            np.array([specs[i].code for i in own], dtype=np.int64),
+            np.array([specs[i].k for i in own], dtype=np.int64),
+            np.array([specs[i].p for i in own], dtype=np.float64),
+            gain_code, threshold, ties, ap_divisor,
+        )
+    for i, s in enumerate(specs):
+        if s.code == EXTERNAL:
+            values[:, i] = evaluate_lists_with(s.record.kernel, scores, labels, starts, s.k, s.p,
+                                               gain_code, threshold, ties)
+    if not own:
+        n_rel = np.add.reduceat((labels >= threshold).astype(np.float64), starts[:-1])
+    return values, n_rel
+
+
 def _parse_metrics(metrics) -> list[MetricSpec]:
     if isinstance(metrics, (str, MetricSpec)):
         metrics = [metrics]
     specs = [parse_metric(m) for m in metrics]
+    for s in specs:
+        if s.code != EXTERNAL and s.code not in KERNEL_CODES:
+            raise ValueError(f"metric {str(s)!r} has kernel code {s.code}, which gbrank's kernels do not "
+                             "compute; register it with code=EXTERNAL and its own kernel")
     if not specs:
         raise ValueError("no metric was requested; pass e.g. metrics=['ndcg@10', 'ap']")
     names = [str(s) for s in specs]

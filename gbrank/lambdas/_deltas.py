@@ -19,8 +19,12 @@ nRBP and AP the delta of swapping positions i < j is one *linear form*::
 - RR is not linear: it changes only for pairs that move the first relevant item
   (``rr_delta``).
 
-Adding a metric is a branch in ``prepare`` (and, if its delta is not of the linear
-form, its own delta function) plus a registry entry.
+Which form a metric uses is its record's ``delta`` field (``gbrank.metrics.METRICS``):
+"product" (nDCG, nRBP), "prefix" (AP) or "first" (RR).  ``prepare`` and ``delta`` raise
+on a code or form they do not know, so a new metric can never fall into another's path.
+Adding a metric-based objective is a branch in ``prepare`` (and, if its delta is not of
+one of these forms, its own delta function and form) plus the ``delta`` field of its
+record: see CONTRIBUTING.md.  ``gbrank/torch/_deltas.py`` is the torch twin of this file.
 """
 
 from __future__ import annotations
@@ -28,12 +32,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..metrics._kernels import AP_DIV_R, average_precision, dcg, discount, gain, nrbp, reciprocal_rank
-from ..metrics._registry import AP, NDCG, NRBP, RR
+from ..metrics import (AP_DIV_R, METRICS, average_precision, dcg, discount, gain, ideal_dcg, nrbp,
+                       reciprocal_rank, with_delta)
 
-# metric name -> kernel code, for the metrics that have a swap delta
-DELTA_METRICS = {"ndcg": NDCG, "ap": AP, "rr": RR, "nrbp": NRBP}
+NDCG, AP, RR, NRBP = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp"))
+#: swap-delta form codes of the kernels, by the record's ``delta`` field
+PRODUCT, PREFIX, FIRST = 0, 1, 2
+FORMS = {"product": PRODUCT, "prefix": PREFIX, "first": FIRST}
+#: metric name -> kernel code, for the metrics that have a swap delta (from the record)
+DELTA_METRICS = {name: rec.code for name, rec in with_delta().items()}
 N_ROWS = 5  # rows of per-position state: a, w, r, b, v
+
+
+def delta_codes(name: str) -> tuple[int, int]:
+    """(metric code, form code) of a metric with a swap delta; ValueError otherwise."""
+    rec = with_delta().get(name)
+    if rec is None:
+        raise ValueError(f"metric {name!r} has no LambdaRank swap delta; objectives exist for "
+                         f"{sorted(with_delta())}")
+    return rec.code, FORMS[rec.delta]
 
 
 @njit(cache=True)
@@ -52,12 +69,10 @@ def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
         for r in range(n):
             aux[0, r] = gain(lab[r], gain_code)
             aux[1, r] = discount(r)
-        ideal = -np.sort(-aux[0, :n])
-        kk = n if trunc <= 0 or trunc > n else trunc
-        idcg = 0.0
-        for r in range(kk):
-            idcg += ideal[r] * aux[1, r]
+        idcg = ideal_dcg(aux[0, :n], trunc)
         return (1.0 / idcg if idcg > 0.0 else 0.0), first, second
+    if metric != NRBP and metric != AP and metric != RR:
+        raise ValueError("prepare: this metric code has no swap delta")
     n_rel = 0.0
     for r in range(n):
         rel = 1.0 if lab[r] >= threshold else 0.0
@@ -122,11 +137,16 @@ def rr_delta(aux, i, j, norm, first, second):
 
 
 @njit(cache=True)
-def delta(metric, i, j, aux, norm, first, second):
-    """|dM| for swapping rank positions i < j (0-based) of a prepared list."""
-    if metric == RR:
+def delta(form, i, j, aux, norm, first, second):
+    """|dM| for swapping rank positions i < j (0-based) of a list prepared by ``prepare``;
+    ``form`` is the metric's form code (``FORMS``)."""
+    if form == FIRST:
         return rr_delta(aux, i, j, norm, first, second)
-    return linear_delta(aux, i, j, norm, metric != AP)
+    if form == PRODUCT:
+        return linear_delta(aux, i, j, norm, True)
+    if form == PREFIX:
+        return linear_delta(aux, i, j, norm, False)
+    raise ValueError("delta: unknown swap-delta form")
 
 
 @njit(cache=True)
@@ -143,4 +163,6 @@ def list_value(metric, aux, norm, p):
         return nrbp(aux[0], fixed, p)
     if metric == AP:
         return average_precision(aux[2], fixed, 0, AP_DIV_R)
-    return reciprocal_rank(aux[2], fixed, 0)
+    if metric == RR:
+        return reciprocal_rank(aux[2], fixed, 0)
+    raise ValueError("list_value: this metric code has no swap delta")

@@ -23,9 +23,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..bounds._kernels import grid_interp
-from ..metrics._registry import AP, RR
-from ._deltas import N_ROWS, delta, linear_delta, list_value, prepare, rr_delta
+from ..bounds import grid_interp
+from ._deltas import FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, prepare, rr_delta
 from ._stack import STACK_DOUBLES, stack_copy
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
@@ -210,7 +209,7 @@ def _add_pair(g, h, hi, lo, lam, hh):
 
 
 @njit(cache=True)
-def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
+def _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
                   hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h):
     """Any metric, exp (or LightGBM's table) per pair, skipping pairs of zero delta: the
     path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  Returns S."""
@@ -222,7 +221,7 @@ def _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_sc
             lj = lab[j]
             if li == lj:
                 continue
-            dm = delta(metric, i, j, aux, norm, first, second)
+            dm = delta(form, i, j, aux, norm, first, second)
             if dm == 0.0:
                 continue
             if li > lj:
@@ -257,9 +256,12 @@ def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, he
 
 
 @njit(cache=True)
-def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, list_norm,
+def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
                    hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
     """Gradients and hessians of one list, written into ``grad`` and ``hess``.
+
+    ``metric`` is the metric's kernel code and ``form`` its swap-delta form code
+    (``_deltas.delta_codes``); an unknown code or form raises.
 
     Bounding: ``BOUND_LINEAR`` multiplies every delta by ``scale`` (1 / (max - min),
     1 / E or 1 / (max - E); 0 for a list that cannot be bounded); ``BOUND_DIST`` replaces
@@ -298,14 +300,16 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
         for r in range(n):
             e[r] = math.exp(sigma * (s[r] - s[0]))
     if per_pair_exp:
-        total = _pairs_sparse(metric, s, lab, e, aux, norm, first, second, top, sigma, by_score,
+        total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score,
                               eps, hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h)
-    elif metric == RR:
+    elif form == FIRST:
         total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode,
                           dist, cdf, c, u, fm, g, h)
-    else:
+    elif form == PRODUCT or form == PREFIX:
         total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
-                              c, u, fm, metric != AP, g, h)
+                              c, u, fm, form == PRODUCT, g, h)
+    else:
+        raise ValueError("list_gradients: unknown swap-delta form")
     factor = 1.0
     if list_norm and total > 0.0:
         factor = math.log2(1.0 + total) / total
@@ -315,9 +319,11 @@ def list_gradients(scores, labels, metric, p, sigma, trunc, score_norm, eps, lis
 
 
 @njit(parallel=True, cache=True)
-def all_gradients(scores, labels, ptr, metric, p, sigma, trunc, score_norm, eps, list_norm,
+def all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
                   hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
     """Gradients and hessians of every list; list q is rows ``ptr[q]:ptr[q+1]``.
+    Callers take (metric, form) from ``_deltas.delta_codes``, which checks them: an
+    exception inside this parallel loop cannot reach Python cleanly.
     ``scale``, ``x0``, ``x1`` hold one entry and ``cdf`` one row per list (ignored
     without bounding)."""
     n = scores.shape[0]
@@ -325,7 +331,7 @@ def all_gradients(scores, labels, ptr, metric, p, sigma, trunc, score_norm, eps,
     hess = np.empty(n)
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
-        list_gradients(scores[a:b], labels[a:b], metric, p, sigma, trunc, score_norm, eps,
+        list_gradients(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,
                        list_norm, hess_mode, table, gain_code, threshold, bound_code, scale[q],
                        cdf[q], x0[q], x1[q], grad[a:b], hess[a:b])
     return grad, hess

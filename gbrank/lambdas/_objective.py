@@ -5,51 +5,31 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_1d_float, check_choice, check_group_ptr, check_labels
-from ..metrics import GAINS, check_persistence
-from ._deltas import DELTA_METRICS
-from ..bounds._maps import BOUNDINGS
+from ..metrics import GAINS, check_bounding, merge_param, parse, with_delta
+from ._deltas import delta_codes
 from ._kernel import BOUND_DIST, BOUND_LINEAR, BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
 
 HESSIANS = {"lightgbm": HESS_LIGHTGBM, "xgboost": HESS_XGBOOST}
 LIGHTGBM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
 
 
-def parse_objective_metric(metric: str, p=None, truncation=None):
-    """Split ``"nrbp@0.95"`` / ``"ndcg@30"`` into (metric, p, truncation).
+def parse_objective_metric(metric: str, p=None, truncation=None, bounding=None):
+    """Split an objective name such as ``"nrbp@0.95"``, ``"ndcg@30"`` or ``"ap+minmax"``
+    into (metric, p, truncation, bounding), merging the keyword arguments.
 
-    For nRBP the parameter after ``@`` is the persistence p; for nDCG, AP and RR it is
-    the truncation level k.  Raises ``ValueError`` for unknown names or parameters.
+    The parser is ``gbrank.metrics.parse`` over the families that have a swap delta: after
+    ``@`` the persistence p for p-families (nRBP), the truncation level for the others; a
+    value given both in the name and as an argument must agree.  Raises ``ValueError`` for
+    unknown names or parameters (the message lists the objective metrics).
     """
-    if not isinstance(metric, str):
-        raise TypeError(f"metric must be a string such as 'ndcg' or 'nrbp@0.95', got {metric!r}")
-    name, _, arg = metric.strip().lower().partition("@")
-    if name not in DELTA_METRICS:
-        raise ValueError(
-            f"unknown objective metric {metric!r}; LambdaRank deltas exist for "
-            f"{sorted(DELTA_METRICS)} (nrbp takes p as 'nrbp@0.95')"
-        )
-    if arg:
-        if name == "nrbp":
-            if p is not None and float(p) != float(arg):
-                raise ValueError(f"p is given twice and differs: {metric!r} and p={p!r}")
-            p = arg
-        else:
-            if not arg.isdigit() or int(arg) < 1:
-                raise ValueError(f"the truncation in {metric!r} must be a positive integer, e.g. '{name}@30'")
-            if truncation is not None and int(truncation) != int(arg):
-                raise ValueError(f"truncation is given twice and differs: {metric!r} and truncation={truncation!r}")
-            truncation = int(arg)
-    if name == "nrbp":
-        if p is None:
-            raise ValueError("metric 'nrbp' needs a persistence p in (0, 1): metric='nrbp', p=0.95 or 'nrbp@0.95'")
-        p = check_persistence(p, what="nrbp")
-    elif p is not None:
-        raise ValueError(f"p is the persistence of nRBP; metric {name!r} takes no p (got p={p!r})")
-    if truncation is not None:
-        if isinstance(truncation, bool) or not float(truncation).is_integer() or int(truncation) < 1:
-            raise ValueError(f"truncation must be a positive integer or None (all pairs), got {truncation!r}")
-        truncation = int(truncation)
-    return name, p, truncation
+    spec = parse(metric, families=with_delta(), bounding=True, role="objective metric", required=False)
+    spec = merge_param(spec, p=p, truncation=truncation)
+    if bounding is not None:
+        bounding = check_bounding(bounding)
+        if spec.bounding is not None and spec.bounding != bounding:
+            raise ValueError(f"bounding is given twice and differs: '+{spec.bounding}' and bounding={bounding!r}")
+    trunc = spec.k or (int(truncation) if truncation is not None else None)
+    return spec.name, (spec.p or None), trunc, spec.bounding or bounding
 
 
 class LambdaObjective:
@@ -69,8 +49,9 @@ class LambdaObjective:
 
     Parameters
     ----------
-    metric : {"ndcg", "ap", "rr", "nrbp"} or e.g. "nrbp@0.95", "ndcg@30"
-        Whose swap delta weighs each pair.  AP, RR and nRBP binarise the labels at
+    metric : {"ndcg", "ap", "rr", "nrbp"} or e.g. "nrbp@0.95", "ndcg@30", "ap+minmax"
+        Whose swap delta weighs each pair: any family of ``gbrank.metrics.METRICS`` whose
+        record has a ``delta``.  AP, RR and nRBP binarise the labels at
         ``relevance_threshold``; nDCG uses graded gains.  After ``@``: p for nRBP, the
         truncation for the others.
     p : float, optional
@@ -118,16 +99,9 @@ class LambdaObjective:
     def __init__(self, metric="ndcg", p=None, sigma=1.0, truncation=None, score_normalization=False,
                  list_normalization=False, hessian="lightgbm", relevance_threshold=1, gain="exp",
                  score_normalization_eps=0.01, sigmoid_table=False, hessian_floor=0.0, bounding=None):
-        if isinstance(metric, str) and "+" in metric:
-            metric, suffix = metric.split("+", 1)
-            if bounding is not None and bounding != suffix:
-                raise ValueError(f"bounding is given twice and differs: '+{suffix}' and bounding={bounding!r}")
-            bounding = suffix
-        if bounding is not None:
-            check_choice(bounding, "bounding", BOUNDINGS)
-        self.bounding = bounding
+        self.metric, self.p, self.truncation, self.bounding = parse_objective_metric(
+            metric, p, truncation, bounding)
         self._prepared = None
-        self.metric, self.p, self.truncation = parse_objective_metric(metric, p, truncation)
         self.sigma = float(sigma)
         if not self.sigma > 0:
             raise ValueError(f"sigma must be positive, got {sigma!r}")
@@ -230,7 +204,7 @@ class LambdaObjective:
         ptr = check_group_ptr(group_ptr, len(s))
         bound_code, scale, cdf, x0, x1 = self._bounding_arrays(y, ptr)
         grad, hess = all_gradients(
-            s, y, ptr, DELTA_METRICS[self.metric], self.p or 0.0, self.sigma, self.truncation or 0,
+            s, y, ptr, *delta_codes(self.metric), self.p or 0.0, self.sigma, self.truncation or 0,
             self.score_normalization, self.score_normalization_eps, self.list_normalization,
             HESSIANS[self.hessian], self.sigmoid_table, GAINS[self.gain], self.relevance_threshold,
             bound_code, scale, cdf, x0, x1,

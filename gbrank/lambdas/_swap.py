@@ -7,13 +7,13 @@ from numba import njit
 
 from .._validation import as_1d_float
 from ..metrics import GAINS
-from ._deltas import DELTA_METRICS, N_ROWS, delta, list_value, prepare
+from ._deltas import N_ROWS, delta, delta_codes, list_value, prepare
 from ._kernel import BOUND_DIST, BOUND_LINEAR, distribution_delta, distribution_setup
 from ._objective import LambdaObjective
 
 
 @njit(cache=True)
-def _swap_matrix(scores, labels, metric, p, trunc, gain_code, threshold, bound_code, scale, cdf, x0, x1):
+def _swap_matrix(scores, labels, metric, form, p, trunc, gain_code, threshold, bound_code, scale, cdf, x0, x1):
     n = scores.shape[0]
     out = np.zeros((n, n))
     order = np.argsort(-scores, kind="mergesort")
@@ -28,7 +28,7 @@ def _swap_matrix(scores, labels, metric, p, trunc, gain_code, threshold, bound_c
         c, u, fm = distribution_setup(cdf, x0, x1, list_value(metric, aux, norm, p))
     for i in range(n):
         for j in range(i + 1, n):
-            d = delta(metric, i, j, aux, norm, first, second)
+            d = delta(form, i, j, aux, norm, first, second)
             if bound_code == BOUND_DIST:  # the swap raises M when the higher label sits at j
                 d = distribution_delta(d, lab[j] > lab[i], cdf, c, u, fm) if dist else 0.0
             out[order[i], order[j]] = d
@@ -65,5 +65,5 @@ def swap_deltas(metric, scores, labels, *, p=None, truncation=None, relevance_th
         raise ValueError("the list is empty")
     obj.check_labels(y)
     code, scale, cdf, x0, x1 = obj._bounding_arrays(y, np.array([0, len(y)]))
-    return _swap_matrix(s, y, DELTA_METRICS[obj.metric], obj.p or 0.0, obj.truncation or 0,
+    return _swap_matrix(s, y, *delta_codes(obj.metric), obj.p or 0.0, obj.truncation or 0,
                         GAINS[obj.gain], obj.relevance_threshold, code, scale[0], cdf[0], x0[0], x1[0])

@@ -1,13 +1,17 @@
 """Numba kernels: one definition per metric, for one ranked list.
 
 Every kernel takes a list already put in rank order plus the boundaries of its
-*tie groups* (``bounds``: group g occupies rank positions ``bounds[g]`` to
-``bounds[g+1] - 1``, 0-based).  Within a tie group every order is equally likely,
+*tie groups* (``groups``: group g occupies rank positions ``groups[g]`` to
+``groups[g+1] - 1``, 0-based).  Within a tie group every order is equally likely,
 and each kernel returns the exact expectation of the metric over those orders
-(McSherry & Najork 2008).  With singleton groups (``bounds = 0, 1, ..., n``) the
+(McSherry & Najork 2008).  With singleton groups (``groups = 0, 1, ..., n``) the
 formula reduces to the plain metric of that fixed order, which is how the
-"pessimistic", "optimistic" and "stable" tie policies, the swap-delta tests and the
-bounds use them.
+"pessimistic", "optimistic" and "stable" tie policies, the swap deltas and the bounds
+use them; with one group spanning the whole list it is the expectation over all n!
+orders (``expectation``), which is how ``gbrank.bounds`` gets E[M].
+
+One metric, one kernel here, one branch in ``metric_value`` (which raises on a code it
+does not know) and one record in ``_record.py``: see CONTRIBUTING.md.
 
 A kernel returns ``nan`` where the metric is undefined (its normaliser is zero);
 the public wrappers replace that according to the ``empty`` policy, so ``nan``
@@ -19,7 +23,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._registry import AP, AUC, DCG, MAX_RANK, MEAN_RANK, NDCG, NRBP, PREC, RBP, RECALL, RR
+from ._record import AP, AUC, DCG, MAX_RANK, MEAN_RANK, NDCG, NRBP, NRBP_LOSS, PREC, RBP, RECALL, RR
+
+#: the codes ``metric_value`` computes; callers check a code against it before a parallel
+#: loop (an exception raised inside numba's ``prange`` cannot reach Python cleanly)
+KERNEL_CODES = frozenset((NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS))
 
 GAIN_EXP, GAIN_LINEAR = 0, 1
 TIES_AVERAGE, TIES_PESSIMISTIC, TIES_OPTIMISTIC, TIES_STABLE = 0, 1, 2, 3
@@ -46,13 +54,13 @@ def _cut(k, n):
 
 
 @njit(cache=True)
-def dcg(gains, bounds, k):
+def dcg(gains, groups, k):
     """Expected DCG@k (k <= 0: whole list) of gains in rank order."""
     n = gains.shape[0]
     kk = _cut(k, n)
     total = 0.0
-    for g in range(bounds.shape[0] - 1):
-        a, b = bounds[g], bounds[g + 1]
+    for g in range(groups.shape[0] - 1):
+        a, b = groups[g], groups[g + 1]
         if a >= kk:
             break
         sg = 0.0
@@ -79,19 +87,31 @@ def ideal_dcg(gains, k):
 
 
 @njit(cache=True)
-def ndcg(gains, bounds, k):
+def ndcg(gains, groups, k):
+    """nDCG@k = DCG@k / IDCG@k; nan without a positive gain."""
     idcg = ideal_dcg(gains, k)
     if idcg == 0.0:
         return np.nan
-    return dcg(gains, bounds, k) / idcg
+    return dcg(gains, groups, k) / idcg
 
 
 @njit(cache=True)
-def rbp(rel, bounds, p):
+def dcg_over_ideal(gains, groups, k):
+    """Whole-list DCG / IDCG@k (k <= 0: nDCG): the nDCG whose change LambdaRank's truncated
+    swap deltas weigh (LightGBM and XGBoost cut the ideal at the truncation level, not the
+    DCG).  nan without a positive gain."""
+    idcg = ideal_dcg(gains, k)
+    if idcg == 0.0:
+        return np.nan
+    return dcg(gains, groups, 0) / idcg
+
+
+@njit(cache=True)
+def rbp(rel, groups, p):
     """Expected RBP(p) = (1 - p) * sum_r rel_r p**(r - 1)."""
     total = 0.0
-    for g in range(bounds.shape[0] - 1):
-        a, b = bounds[g], bounds[g + 1]
+    for g in range(groups.shape[0] - 1):
+        a, b = groups[g], groups[g + 1]
         sg = 0.0
         for q in range(a, b):
             sg += rel[q]
@@ -102,22 +122,22 @@ def rbp(rel, bounds, p):
 
 
 @njit(cache=True)
-def nrbp(rel, bounds, p):
+def nrbp(rel, groups, p):
     """nRBP(p) = RBP / RBP(ideal order); for binary rel the ideal is 1 - p**R."""
     ideal = rbp(-np.sort(-rel), np.arange(rel.shape[0] + 1), p)
     if ideal == 0.0:
         return np.nan
-    return rbp(rel, bounds, p) / ideal
+    return rbp(rel, groups, p) / ideal
 
 
 @njit(cache=True)
-def _top_count(rel, bounds, k):
+def _top_count(rel, groups, k):
     """Expected number of relevant items in the top k."""
     n = rel.shape[0]
     kk = _cut(k, n)
     total = 0.0
-    for g in range(bounds.shape[0] - 1):
-        a, b = bounds[g], bounds[g + 1]
+    for g in range(groups.shape[0] - 1):
+        a, b = groups[g], groups[g + 1]
         if a >= kk:
             break
         sg = 0.0
@@ -128,21 +148,21 @@ def _top_count(rel, bounds, k):
 
 
 @njit(cache=True)
-def precision(rel, bounds, k):
+def precision(rel, groups, k):
     """P@k: relevant items in the top k over k (k, not n, even when n < k, as trec_eval)."""
-    return _top_count(rel, bounds, k) / k
+    return _top_count(rel, groups, k) / k
 
 
 @njit(cache=True)
-def recall(rel, bounds, k):
+def recall(rel, groups, k):
     n_rel = rel.sum()
     if n_rel == 0.0:
         return np.nan
-    return _top_count(rel, bounds, k) / n_rel
+    return _top_count(rel, groups, k) / n_rel
 
 
 @njit(cache=True)
-def average_precision(rel, bounds, k, divisor_code):
+def average_precision(rel, groups, k, divisor_code):
     """Expected AP@k (k <= 0: whole list); divisor R or min(R, k)."""
     n = rel.shape[0]
     n_rel = rel.sum()
@@ -151,8 +171,8 @@ def average_precision(rel, bounds, k, divisor_code):
     kk = _cut(k, n)
     c = 0.0  # relevant items ranked above the current group
     total = 0.0
-    for grp in range(bounds.shape[0] - 1):
-        a, b = bounds[grp], bounds[grp + 1]
+    for grp in range(groups.shape[0] - 1):
+        a, b = groups[grp], groups[grp + 1]
         if a >= kk:
             break
         m = b - a
@@ -176,12 +196,12 @@ def average_precision(rel, bounds, k, divisor_code):
 
 
 @njit(cache=True)
-def reciprocal_rank(rel, bounds, k):
+def reciprocal_rank(rel, groups, k):
     """Expected 1 / (rank of the first relevant item); 0 when it lies below k."""
     n = rel.shape[0]
     kk = _cut(k, n)
-    for grp in range(bounds.shape[0] - 1):
-        a, b = bounds[grp], bounds[grp + 1]
+    for grp in range(groups.shape[0] - 1):
+        a, b = groups[grp], groups[grp + 1]
         g = 0.0
         for q in range(a, b):
             g += rel[q]
@@ -203,7 +223,7 @@ def reciprocal_rank(rel, bounds, k):
 
 
 @njit(cache=True)
-def auc(rel, bounds):
+def auc(rel, groups):
     """Fraction of (relevant, non-relevant) pairs in the right order; ties count 1/2.
     A list without non-relevant items has no pair to get wrong: 1.0."""
     n = rel.shape[0]
@@ -215,8 +235,8 @@ def auc(rel, bounds):
         return 1.0
     neg_below = n_neg
     good = 0.0
-    for grp in range(bounds.shape[0] - 1):
-        a, b = bounds[grp], bounds[grp + 1]
+    for grp in range(groups.shape[0] - 1):
+        a, b = groups[grp], groups[grp + 1]
         g = 0.0
         for q in range(a, b):
             g += rel[q]
@@ -227,14 +247,14 @@ def auc(rel, bounds):
 
 
 @njit(cache=True)
-def mean_rank(rel, bounds):
+def mean_rank(rel, groups):
     """Expected mean 1-based rank of the relevant items."""
     n_rel = rel.sum()
     if n_rel == 0.0:
         return np.nan
     total = 0.0
-    for grp in range(bounds.shape[0] - 1):
-        a, b = bounds[grp], bounds[grp + 1]
+    for grp in range(groups.shape[0] - 1):
+        a, b = groups[grp], groups[grp + 1]
         g = 0.0
         for q in range(a, b):
             g += rel[q]
@@ -243,10 +263,10 @@ def mean_rank(rel, bounds):
 
 
 @njit(cache=True)
-def max_rank(rel, bounds):
+def max_rank(rel, groups):
     """Expected 1-based rank of the lowest relevant item."""
-    for grp in range(bounds.shape[0] - 2, -1, -1):
-        a, b = bounds[grp], bounds[grp + 1]
+    for grp in range(groups.shape[0] - 2, -1, -1):
+        a, b = groups[grp], groups[grp + 1]
         g = 0.0
         for q in range(a, b):
             g += rel[q]
@@ -258,31 +278,51 @@ def max_rank(rel, bounds):
 
 
 @njit(cache=True)
-def metric_value(code, k, p, gains, rel, bounds, ap_divisor):
+def nrbp_loss(rel, groups):
+    """The listwise nRBP loss of Li et al. (2021), Eq 19, of the (expected) order:
+    sum over relevant items of (rank - 1), minus its ideal R (R - 1) / 2.  0 is the ideal
+    order, R (n - R) the worst; nan without a relevant item."""
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    return n_rel * mean_rank(rel, groups) - n_rel * (n_rel + 1.0) / 2.0
+
+
+@njit(cache=True)
+def metric_value(code, k, p, gains, rel, groups, ap_divisor):
     """Dispatch one metric on one list in rank order (``gains`` and ``rel`` sorted)."""
     if code == NDCG:
-        return ndcg(gains, bounds, k)
+        return ndcg(gains, groups, k)
     if code == DCG:
-        return dcg(gains, bounds, k)
+        return dcg(gains, groups, k)
     if code == AP:
-        return average_precision(rel, bounds, k, ap_divisor)
+        return average_precision(rel, groups, k, ap_divisor)
     if code == RR:
-        return reciprocal_rank(rel, bounds, k)
+        return reciprocal_rank(rel, groups, k)
     if code == RBP:
-        return rbp(rel, bounds, p)
+        return rbp(rel, groups, p)
     if code == NRBP:
-        return nrbp(rel, bounds, p)
+        return nrbp(rel, groups, p)
     if code == PREC:
-        return precision(rel, bounds, k)
+        return precision(rel, groups, k)
     if code == RECALL:
-        return recall(rel, bounds, k)
+        return recall(rel, groups, k)
     if code == AUC:
-        return auc(rel, bounds)
+        return auc(rel, groups)
     if code == MEAN_RANK:
-        return mean_rank(rel, bounds)
+        return mean_rank(rel, groups)
     if code == MAX_RANK:
-        return max_rank(rel, bounds)
-    return np.nan
+        return max_rank(rel, groups)
+    if code == NRBP_LOSS:
+        return nrbp_loss(rel, groups)
+    raise ValueError("metric_value: unknown metric code (not in gbrank.metrics' record)")
+
+
+@njit(cache=True)
+def expectation(code, k, p, gains, rel, ap_divisor):
+    """E[M] over the n! orders of one list, all equally likely: the tie-averaged metric of
+    the list as one tie group (order of ``gains`` and ``rel`` irrelevant)."""
+    return metric_value(code, k, p, gains, rel, np.array([0, gains.shape[0]]), ap_divisor)
 
 
 @njit(cache=True)
@@ -302,20 +342,21 @@ def rank_order(scores, labels, ties):
         order = np.argsort(-scores, kind="mergesort")
     if ties != TIES_AVERAGE:
         return order, np.arange(n + 1)
-    bounds = np.empty(n + 1, dtype=np.int64)
+    groups = np.empty(n + 1, dtype=np.int64)
     n_groups = 0
     for r in range(n):
         if r == 0 or scores[order[r]] != scores[order[r - 1]]:
-            bounds[n_groups] = r
+            groups[n_groups] = r
             n_groups += 1
-    bounds[n_groups] = n
-    return order, bounds[: n_groups + 1]
+    groups[n_groups] = n
+    return order, groups[: n_groups + 1]
 
 
 @njit(cache=True)
-def list_metrics(scores, labels, codes, ks, ps, gain_code, threshold, ties, ap_divisor, out):
-    """All requested metrics of one list into ``out``; returns the number of relevant items."""
-    order, bounds = rank_order(scores, labels, ties)
+def ranked_values(scores, labels, gain_code, threshold, ties):
+    """(gains, rel, groups) of one list in rank order: graded gains, binary relevance at
+    ``threshold`` and the tie-group boundaries of ``rank_order``."""
+    order, groups = rank_order(scores, labels, ties)
     n = scores.shape[0]
     gains = np.empty(n)
     rel = np.empty(n)
@@ -323,8 +364,15 @@ def list_metrics(scores, labels, codes, ks, ps, gain_code, threshold, ties, ap_d
         lab = labels[order[r]]
         gains[r] = gain(lab, gain_code)
         rel[r] = 1.0 if lab >= threshold else 0.0
+    return gains, rel, groups
+
+
+@njit(cache=True)
+def list_metrics(scores, labels, codes, ks, ps, gain_code, threshold, ties, ap_divisor, out):
+    """All requested metrics of one list into ``out``; returns the number of relevant items."""
+    gains, rel, groups = ranked_values(scores, labels, gain_code, threshold, ties)
     for m in range(codes.shape[0]):
-        out[m] = metric_value(codes[m], ks[m], ps[m], gains, rel, bounds, ap_divisor)
+        out[m] = metric_value(codes[m], ks[m], ps[m], gains, rel, groups, ap_divisor)
     return rel.sum()
 
 
@@ -343,3 +391,17 @@ def evaluate_lists(scores, labels, starts, codes, ks, ps, gain_code, threshold, 
             scores[a:b], labels[a:b], codes, ks, ps, gain_code, threshold, ties, ap_divisor, values[i]
         )
     return values, n_rel
+
+
+@njit(parallel=True)
+def evaluate_lists_with(kernel, scores, labels, starts, k, p, gain_code, threshold, ties):
+    """One metric given by its own kernel ``kernel(gains, rel, groups, k, p)`` on every
+    list: the path of metrics registered from outside gbrank (``Metric.kernel``).  Compiled
+    once per kernel and session (a function argument cannot be cached on disk)."""
+    n_lists = starts.shape[0] - 1
+    values = np.empty(n_lists)
+    for i in prange(n_lists):
+        a, b = starts[i], starts[i + 1]
+        gains, rel, groups = ranked_values(scores[a:b], labels[a:b], gain_code, threshold, ties)
+        values[i] = kernel(gains, rel, groups, k, p)
+    return values

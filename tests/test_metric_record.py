@@ -1,0 +1,149 @@
+"""The metric record: one definition per family, every registry, parser and message
+derived from it, and dispatch that raises on what it does not know."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+import gbrank
+import gbrank.metrics as M
+from gbrank.bounds import BOUND_METRICS
+from gbrank.lambdas import DELTA_METRICS, LambdaObjective
+from gbrank.lambdas._deltas import delta, delta_codes, prepare
+from gbrank.lambdas._kernel import BOUND_NONE, list_gradients
+from gbrank.metrics import EXTERNAL, METRICS, Metric, parse, register, with_bounds, with_delta
+
+
+@njit
+def _top1(gains, rel, groups, k, p):
+    """Toy metric: is the (expected) first item relevant?  nan without a relevant item."""
+    if rel.sum() == 0.0:
+        return np.nan
+    first = groups[1]  # the first tie group holds positions 0 .. groups[1] - 1
+    return rel[:first].sum() / first
+
+
+TOY = Metric("top1", EXTERNAL, "", True, True, False, "1 if the first item is relevant", kernel=_top1,
+             aliases=("first_hit",))
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """Register the toy metric in a temporary copy of the registry."""
+    monkeypatch.setattr(M._record, "METRICS", dict(METRICS))
+    monkeypatch.setattr(M, "METRICS", M._record.METRICS)
+    register(TOY)
+    yield TOY
+
+
+def test_toy_metric_registered_through_the_record_reaches_parser_evaluator_and_messages(toy):
+    assert str(parse("TOP1")) == "top1" and str(parse("first_hit")) == "top1"
+    with pytest.raises(ValueError, match="known metrics: .*top1"):
+        parse("nope")
+    with pytest.raises(ValueError, match="takes no parameter"):
+        gbrank.evaluate([1, 0], [1.0, 0.0], [0, 0], ["top1@3"])
+    y = [1, 0, 0, 0, 1, 0, 0, 0, 0]
+    s = [0.1, 0.9, 0.2, 0.1, 0.9, 0.2, 0.5, 0.5, 0.1]
+    q = [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    r = gbrank.evaluate(y, s, q, ["top1", "ap"], empty="zero")
+    # q1: top is not relevant; q2: top relevant; q3: no relevant item -> empty policy
+    assert r.per_query["top1"].tolist() == [0.0, 1.0, 0.0]
+    assert r.per_query["n_relevant"].tolist() == [1, 1, 0]
+    tied = gbrank.evaluate([1, 0], [0.5, 0.5], [0, 0], ["top1"])  # one tie group of two
+    assert tied.per_query["top1"].iloc[0] == 0.5
+    # not an objective, not bounded: the derived views and their messages know it
+    assert "top1" not in with_delta() and "top1" not in with_bounds()
+    with pytest.raises(ValueError, match="known objective metrics"):
+        LambdaObjective("top1")
+
+
+def test_registering_a_taken_name_or_an_inconsistent_record_raises(toy):
+    with pytest.raises(ValueError, match="already registered"):
+        register(TOY)
+    with pytest.raises(ValueError, match="no gbrank kernel code"):
+        Metric("x", EXTERNAL, "", True, True, False, "x")
+    with pytest.raises(ValueError, match="delta must be None or one of"):
+        Metric("x", 0, "", True, True, False, "x", delta="quadratic")
+    with pytest.raises(ValueError, match="param must be one of"):
+        Metric("x", 0, "q", True, True, False, "x")
+
+
+def test_a_code_no_kernel_computes_is_refused_before_the_parallel_loop(toy):
+    M._record.METRICS["bogus"] = Metric("bogus", 77, "", True, True, False, "a code nobody computes")
+    with pytest.raises(ValueError, match="kernel code 77"):
+        gbrank.evaluate([1, 0], [1.0, 0.0], [0, 0], ["bogus"])
+
+
+def test_every_registry_is_a_view_of_the_record():
+    assert DELTA_METRICS == {n: m.code for n, m in METRICS.items() if m.delta}
+    assert BOUND_METRICS == {n: m.code for n, m in METRICS.items() if m.bounds}
+    assert set(M.with_listwise()) <= set(with_delta())
+    for rec in METRICS.values():
+        if rec.listwise:
+            assert METRICS[rec.listwise].bounds, f"{rec.name}'s listwise loss metric has no bounds"
+        if rec.code != EXTERNAL:
+            assert rec.code in M.KERNEL_CODES
+
+
+def test_one_parser_for_every_kind_of_name():
+    s = parse("lambda_nrbp@0.9+minmax", bounding=True, paradigm=True, role="loss")
+    assert (s.paradigm, s.name, s.p, s.bounding, str(s)) == ("lambda", "nrbp", 0.9, "minmax",
+                                                             "lambda_nrbp@0.9+minmax")
+    assert str(parse("ap+minmax", bounding=True)) == "ap+minmax"
+    assert parse("ndcg@10").k == 10 and parse("nrbp@0.95").p == 0.95
+    with pytest.raises(ValueError, match="no '\\+bounding' suffix"):
+        parse("ap+minmax")
+    with pytest.raises(ValueError, match="unknown bounding"):
+        parse("ap+zscore", bounding=True)
+    with pytest.raises(ValueError, match="starts with one of"):
+        parse("ndcg", paradigm=True, role="loss")
+    with pytest.raises(ValueError, match="ends with '@'"):
+        parse("ndcg@")
+    with pytest.raises(TypeError, match="named by a string"):
+        parse(3)
+
+
+@pytest.mark.parametrize("name", sorted(with_delta()))
+def test_objective_dispatch_comes_from_the_record(name):
+    code, form = delta_codes(name)
+    assert code == METRICS[name].code
+    obj = LambdaObjective(name, p=0.9 if METRICS[name].param == "p" else None)
+    g, _ = obj.gradients([0.2, 0.5, 0.1], [1, 0, 0], [0, 3])
+    assert g[0] < 0 < g[1]
+
+
+def test_unknown_codes_and_forms_raise_in_the_kernels():
+    lab = np.array([1.0, 0.0, 1.0])
+    aux = np.empty((5, 3))
+    with pytest.raises(ValueError, match="no swap delta"):
+        prepare(METRICS["auc"].code, lab, 0, 1.0, 0.0, 0, aux)
+    with pytest.raises(ValueError, match="unknown swap-delta form"):
+        delta(9, 0, 1, aux, 1.0, 0, 2)
+    grad, hess = np.empty(3), np.empty(3)
+    with pytest.raises(ValueError, match="unknown swap-delta form"):
+        list_gradients(np.array([0.3, 0.2, 0.1]), lab, METRICS["ndcg"].code, 9, 0.0, 1.0, 0, False, 0.01,
+                       False, 0, False, 0, 1.0, BOUND_NONE, 1.0, np.zeros(2), 0.0, 1.0, grad, hess)
+    with pytest.raises(ValueError, match="unknown metric code"):
+        M.metric_value(99, 0, 0.0, lab, lab, np.arange(4), 0)
+    with pytest.raises(ValueError, match="'auc' has no LambdaRank swap delta; objectives exist for"):
+        delta_codes("auc")
+
+
+def test_expectation_is_the_kernels_tie_average_over_one_group():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        n = int(rng.integers(1, 7))
+        lab = rng.integers(0, 3, n).astype(float)
+        gains = 2.0 ** lab - 1.0
+        rel = (lab >= 1).astype(float)
+        import itertools
+
+        for name in ("ndcg", "ap", "rr", "auc", "nrbp_loss"):
+            code = METRICS[name].code
+            vals = [M.metric_value(code, 0, 0.0, gains[list(o)], rel[list(o)], np.arange(n + 1), 0)
+                    for o in itertools.permutations(range(n))]
+            want = np.mean(vals)
+            got = M.expectation(code, 0, 0.0, gains, rel, 0)
+            assert (np.isnan(want) and np.isnan(got)) or abs(want - got) < 1e-12, (name, lab)
