@@ -14,7 +14,8 @@ from collections import Counter
 
 BRUTE_METRICS = (
     "ndcg", "ndcg@3", "dcg", "dcg@3", "ap", "ap@3", "rr", "rr@2", "rbp@0.8", "nrbp@0.5",
-    "nrbp@0.95", "p@3", "p@10", "r@3", "auc", "mean_rank", "max_rank",
+    "nrbp@0.95", "p@3", "p@10", "r@3", "auc", "mean_rank", "max_rank", "nrbp_loss",
+    "success", "success@1", "success@3",
 )
 
 
@@ -83,6 +84,10 @@ def metric_of_order(name, labels, *, gain_kind="exp", threshold=1.0, ap_divisor=
         return sum(r for r in range(1, n + 1) if rel[r - 1]) / n_rel
     if family == "max_rank":
         return float(max(r for r in range(1, n + 1) if rel[r - 1]))
+    if family == "success":
+        return 1.0 if sum(rel[:top]) > 0 else 0.0
+    if family == "nrbp_loss":  # Li et al. 2021, Eq 19: sum of (rank - 1) over relevant, minus its ideal
+        return sum(r - 1 for r in range(1, n + 1) if rel[r - 1]) - n_rel * (n_rel - 1) / 2
     raise ValueError(name)
 
 

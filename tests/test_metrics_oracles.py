@@ -236,6 +236,14 @@ def test_stable_policy_follows_input_order_within_a_list():
     assert r.per_query.loc[2, "rr"] == 1.0
 
 
+def test_every_family_of_the_record_has_a_brute_force_oracle():
+    from gbrank.metrics import EXTERNAL, METRICS
+
+    covered = {name.partition("@")[0] for name in BRUTE_METRICS}
+    missing = {n for n, rec in METRICS.items() if rec.code != EXTERNAL} - covered
+    assert not missing, f"add {sorted(missing)} to tests/brute.py (metric_of_order and BRUTE_METRICS)"
+
+
 def test_brute_force_helper_on_hand_computed_values():
     """The oracle itself, on numbers worked out by hand."""
     assert metric_of_order("dcg", [3, 0, 1]) == pytest.approx(7 + 1 / 2)

@@ -23,11 +23,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._record import AP, AUC, DCG, MAX_RANK, MEAN_RANK, NDCG, NRBP, NRBP_LOSS, PREC, RBP, RECALL, RR
+from ._record import AP, AUC, DCG, MAX_RANK, MEAN_RANK, NDCG, NRBP, NRBP_LOSS, PREC, RBP, RECALL, RR, SUCCESS
 
 #: the codes ``metric_value`` computes; callers check a code against it before a parallel
 #: loop (an exception raised inside numba's ``prange`` cannot reach Python cleanly)
-KERNEL_CODES = frozenset((NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS))
+KERNEL_CODES = frozenset((NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS,
+                          SUCCESS))
 
 GAIN_EXP, GAIN_LINEAR = 0, 1
 TIES_AVERAGE, TIES_PESSIMISTIC, TIES_OPTIMISTIC, TIES_STABLE = 0, 1, 2, 3
@@ -289,6 +290,34 @@ def nrbp_loss(rel, groups):
 
 
 @njit(cache=True)
+def success(rel, groups, k):
+    """P(a relevant item is in the top k) (k <= 0: whole list); nan without a relevant item.
+    Groups above k without a relevant item add nothing; in the group that straddles k, with
+    g relevant among m items and t of its places above k, no relevant item is on those t
+    places with probability C(m - g, t) / C(m, t)."""
+    n = rel.shape[0]
+    if rel.sum() == 0.0:
+        return np.nan
+    kk = _cut(k, n)
+    for grp in range(groups.shape[0] - 1):
+        a, b = groups[grp], groups[grp + 1]
+        if a >= kk:
+            break
+        g = 0.0
+        for q in range(a, b):
+            g += rel[q]
+        if g == 0.0:
+            continue
+        m = b - a
+        t = min(b, kk) - a
+        none = 1.0
+        for i in range(t):
+            none *= max(m - g - i, 0.0) / (m - i)
+        return 1.0 - none
+    return 0.0
+
+
+@njit(cache=True)
 def metric_value(code, k, p, gains, rel, groups, ap_divisor):
     """Dispatch one metric on one list in rank order (``gains`` and ``rel`` sorted)."""
     if code == NDCG:
@@ -315,6 +344,8 @@ def metric_value(code, k, p, gains, rel, groups, ap_divisor):
         return max_rank(rel, groups)
     if code == NRBP_LOSS:
         return nrbp_loss(rel, groups)
+    if code == SUCCESS:
+        return success(rel, groups, k)
     raise ValueError("metric_value: unknown metric code (not in gbrank.metrics' record)")
 
 

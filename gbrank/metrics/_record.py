@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 
 # Integer codes of the metrics compiled into gbrank's numba kernels (``_kernels.metric_value``
 # dispatches on them and raises on any other code).
-NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS = range(12)
+NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS, SUCCESS = range(13)
 #: code of a metric registered from outside, computed through its record's ``kernel``
 EXTERNAL = -1
 
@@ -153,6 +153,8 @@ for _m in (
     Metric("nrbp_loss", NRBP_LOSS, "", True, False, False,
            "sum over relevant items of (rank - 1) - R (R - 1) / 2 (Li et al. 2021, Eq 19; 0 is ideal)",
            bounds=True),
+    Metric("success", SUCCESS, "k?", True, True, False,
+           "1 if a relevant item is in the top k, else 0 (trec_eval success_k, hit rate@k)"),
 ):
     register(_m)
 del _m
