@@ -15,7 +15,8 @@ from collections import Counter
 BRUTE_METRICS = (
     "ndcg", "ndcg@3", "dcg", "dcg@3", "ap", "ap@3", "rr", "rr@2", "rbp@0.8", "nrbp@0.5",
     "nrbp@0.95", "p@3", "p@10", "r@3", "auc", "mean_rank", "max_rank", "nrbp_loss",
-    "success", "success@1", "success@3",
+    "success", "success@1", "success@3", "rprec", "bpref", "err", "err@3", "f1", "f1@3", "judged@5",
+    "rbp_graded@0.8", "rbp_residual@0.5",
 )
 
 
@@ -28,8 +29,9 @@ def _split(name):
     return family, arg
 
 
-def metric_of_order(name, labels, *, gain_kind="exp", threshold=1.0, ap_divisor="R"):
-    """Metric ``name`` of the labels listed in rank order (best first).
+def metric_of_order(name, labels, *, gain_kind="exp", threshold=1.0, ap_divisor="R", max_grade=None):
+    """Metric ``name`` of the labels listed in rank order (best first); every item judged.
+    ``max_grade``: top grade of the scale (ERR, graded RBP; default the list's largest label).
 
     Returns ``None`` where the metric is undefined (no relevant item, or a zero ideal).
     """
@@ -37,7 +39,7 @@ def metric_of_order(name, labels, *, gain_kind="exp", threshold=1.0, ap_divisor=
     n = len(labels)
     rel = [1 if lab >= threshold else 0 for lab in labels]
     n_rel = sum(rel)
-    k = int(arg) if arg and family not in ("rbp", "nrbp") else n
+    k = int(arg) if arg and family not in ("rbp", "nrbp", "rbp_graded", "rbp_residual") else n
     top = min(k, n)
 
     if family in ("dcg", "ndcg"):
@@ -52,6 +54,19 @@ def metric_of_order(name, labels, *, gain_kind="exp", threshold=1.0, ap_divisor=
 
     if family == "p":
         return sum(rel[:top]) / k
+    top_gain = gain(max(labels) if max_grade is None else max_grade, gain_kind)
+    if family == "err":
+        x = [gain(lab, gain_kind) / (top_gain + 1) for lab in labels]
+        return sum(x[r - 1] / r * math.prod(1 - x[i] for i in range(r - 1)) for r in range(1, top + 1))
+    if family == "rbp_graded":
+        p = float(arg)
+        if top_gain == 0:
+            return 0.0
+        return (1 - p) * sum(gain(labels[r - 1], gain_kind) / top_gain * p ** (r - 1) for r in range(1, n + 1))
+    if family == "rbp_residual":  # every item judged: only the ranks beyond the end remain
+        return float(arg) ** n
+    if family == "judged":
+        return top / k
     if family == "rbp":
         p = float(arg)
         return (1 - p) * sum(rel[r - 1] * p ** (r - 1) for r in range(1, n + 1))
@@ -84,6 +99,20 @@ def metric_of_order(name, labels, *, gain_kind="exp", threshold=1.0, ap_divisor=
         return sum(r for r in range(1, n + 1) if rel[r - 1]) / n_rel
     if family == "max_rank":
         return float(max(r for r in range(1, n + 1) if rel[r - 1]))
+    if family == "rprec":
+        return sum(rel[:n_rel]) / n_rel
+    if family == "bpref":  # trec_eval's form; every non-relevant item is judged
+        n_nonrel = n - n_rel
+        total = 0.0
+        for r in range(n):
+            if rel[r]:
+                above = r - sum(rel[:r])
+                total += 1.0 if above == 0 else 1.0 - min(above, n_rel) / min(n_rel, n_nonrel)
+        return total / n_rel
+    if family == "f1":
+        hits = sum(rel[:top])
+        prec, rec = hits / k, hits / n_rel
+        return 0.0 if hits == 0 else 2 * prec * rec / (prec + rec)
     if family == "success":
         return 1.0 if sum(rel[:top]) > 0 else 0.0
     if family == "nrbp_loss":  # Li et al. 2021, Eq 19: sum of (rank - 1) over relevant, minus its ideal

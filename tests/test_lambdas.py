@@ -20,16 +20,16 @@ def _metric_of_order(code, lab, p, trunc):
     """The evaluator's kernel on one fixed order (singleton tie groups); for nDCG the
     whole-list DCG over IDCG@trunc, the quantity the truncated objective swaps."""
     n = lab.shape[0]
-    bounds = np.arange(n + 1)
+    groups = np.arange(n + 1)
     gains = np.empty(n)
     rel = np.empty(n)
     for r in range(n):
         gains[r] = K.gain(lab[r], K.GAIN_EXP)
         rel[r] = 1.0 if lab[r] >= 1 else 0.0
     if code == NDCG:
-        v = K.dcg_over_ideal(gains, bounds, trunc)
+        v = K.dcg_over_ideal(gains, groups, trunc)
         return 0.0 if np.isnan(v) else v
-    v = K.metric_value(code, 0, p, gains, rel, bounds, K.AP_DIV_R)
+    v = K.metric_value(code, 0, p, gains, rel, np.ones(n), groups, K.AP_DIV_R, 0.0)
     return 0.0 if np.isnan(v) else v
 
 

@@ -126,7 +126,7 @@ def test_unknown_codes_and_forms_raise_in_the_kernels():
         list_gradients(np.array([0.3, 0.2, 0.1]), lab, METRICS["ndcg"].code, 9, 0.0, 1.0, 0, False, 0.01,
                        False, 0, False, 0, 1.0, BOUND_NONE, 1.0, np.zeros(2), 0.0, 1.0, grad, hess)
     with pytest.raises(ValueError, match="unknown metric code"):
-        M.metric_value(99, 0, 0.0, lab, lab, np.arange(4), 0)
+        M.metric_value(99, 0, 0.0, lab, lab, lab, np.arange(4), 0, 0.0)
     with pytest.raises(ValueError, match="'auc' has no LambdaRank swap delta; objectives exist for"):
         delta_codes("auc")
 
@@ -140,9 +140,10 @@ def test_expectation_is_the_kernels_tie_average_over_one_group():
         rel = (lab >= 1).astype(float)
         import itertools
 
-        for name in ("ndcg", "ap", "rr", "auc", "nrbp_loss"):
+        for name in ("ndcg", "ap", "rr", "auc", "nrbp_loss", "err", "bpref", "rprec"):
             code = METRICS[name].code
-            vals = [M.metric_value(code, 0, 0.0, gains[list(o)], rel[list(o)], np.arange(n + 1), 0)
+            vals = [M.metric_value(code, 0, 0.0, gains[list(o)], rel[list(o)], np.ones(n), np.arange(n + 1), 0,
+                                   gains.max())
                     for o in itertools.permutations(range(n))]
             want = np.mean(vals)
             got = M.expectation(code, 0, 0.0, gains, rel, 0)

@@ -195,7 +195,7 @@ def test_every_metric_matches_brute_force(ties, gain, threshold, empty):
     lists = TIED_LISTS
     labels, scores, qid = _stack(lists)
     names = list(BRUTE_METRICS)
-    kw = dict(gain_kind=gain, threshold=threshold)
+    kw = dict(gain_kind=gain, threshold=threshold, max_grade=float(labels.max()))
     expected = _brute_table(lists, names, ties, empty, **kw)
     result = gbrank.evaluate(labels, scores, qid, names, ties=ties, gain=gain,
                              relevance_threshold=threshold, empty=empty)

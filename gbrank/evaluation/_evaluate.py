@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -82,10 +82,11 @@ def evaluate(
     metrics: Sequence[str | MetricSpec] | str = DEFAULT_METRICS,
     *,
     relevance_threshold: float = 1,
-    gain: str = "exp",
+    gain: str | Mapping = "exp",
     empty: str = "zero",
     ties: str = "average",
     ap_divisor: str = "R",
+    max_grade: float | None = None,
 ) -> EvaluationResult:
     """Evaluate ranked lists given per-row labels, scores and query ids.
 
@@ -98,14 +99,16 @@ def evaluate(
     qid : array-like of shape (n_rows,)
         One query id per row.  Rows of a list may come in any order and any qid order.
     metrics : str or sequence of str
-        Names such as ``"ndcg@10"``, ``"ap"``, ``"rr"``, ``"nrbp@0.95"``, ``"p@5"``
-        (every family of ``gbrank.metrics.METRICS``).
+        Names such as ``"ndcg@10"``, ``"ap"``, ``"rr"``, ``"nrbp@0.95"``, ``"p@5"``, or
+        trec_eval's and ranx's names (``"map"``, ``"ndcg_cut_10"``, ``"P_5"``, ``"mrr"``):
+        every family of ``gbrank.metrics.METRICS`` and its aliases.
     relevance_threshold : float, default 1
         Binary metrics (AP, RR, RBP, P, R, AUC, ranks) count a row relevant when
         ``label >= relevance_threshold``.  nDCG/DCG use graded gains.
-    gain : {"exp", "linear"}
-        ``2**l - 1`` (default, as LightGBM/XGBoost and trec_eval's graded nDCG variant)
-        or ``l`` (as scikit-learn's ``ndcg_score``).
+    gain : {"exp", "linear"} or mapping
+        ``2**l - 1`` (default, as LightGBM/XGBoost) or ``l`` (as trec_eval and
+        scikit-learn's ``ndcg_score``), or a gain per label, e.g. ``{0: 0, 1: 1, 2: 3}``
+        (LightGBM's ``label_gain``): every label must be a key.
     empty : {"zero", "one", "skip"}
         Value of a metric that is undefined for a list without relevant items
         (nDCG, AP, RR, nRBP, R@k, AUC, mean/max rank): 0 as trec_eval and ranx, 1 as
@@ -118,6 +121,10 @@ def evaluate(
     ap_divisor : {"R", "min(R,k)"}
         Divisor of AP@k: the number of relevant items R (trec_eval) or min(R, k)
         (LightGBM, XGBoost).  Irrelevant for AP without cutoff.
+    max_grade : float, optional
+        Top grade of the relevance scale, for ERR (x = gain(l) / (gain(max_grade) + 1)) and
+        graded RBP (gain(l) / gain(max_grade)).  None: the largest label of ``y_true``
+        (stated in ``settings``; LETOR: 2, MSLR: 4).
 
     Returns
     -------
@@ -129,22 +136,67 @@ def evaluate(
     >>> round(float(r.per_query.loc[7, "ndcg@2"]), 4)
     0.8262
     """
-    specs = _parse_metrics(metrics)
-    check_choice(gain, "gain", GAINS)
-    check_choice(empty, "empty", EMPTY_POLICIES)
-    check_choice(ties, "ties", TIES)
-    check_choice(ap_divisor, "ap_divisor", AP_DIVISORS)
-    threshold = float(relevance_threshold)
-    if not threshold > 0:
-        raise ValueError(f"relevance_threshold must be positive (label >= threshold is relevant), got {relevance_threshold!r}")
+    specs = parse_metrics(metrics)
+    settings = check_settings(gain=gain, empty=empty, ties=ties, ap_divisor=ap_divisor,
+                              relevance_threshold=relevance_threshold)
     check_same_length(y_true=y_true, y_score=y_score, qid=qid)
     labels = as_1d_float(y_true, "y_true")
     scores = as_1d_float(y_score, "y_score")
-    check_labels(labels, gain)
+    check_labels(labels, "linear" if isinstance(gain, Mapping) else gain)
     order, starts, qids = group_by_qid(qid)
+    labels, scores = labels[order], scores[order]
+    row_gains = gains_of(labels, gain, "y_true")
+    return evaluate_sorted(specs, scores, labels, row_gains, np.ones(len(labels)), starts, np.diff(starts), qids,
+                           settings, max_grade=max_grade)
 
-    values, n_rel = _metric_values(specs, scores[order], labels[order], starts, GAINS[gain], threshold,
-                                   TIES[ties], AP_DIVISORS[ap_divisor])
+
+def check_settings(*, gain, empty, ties, ap_divisor, relevance_threshold, tie_policies=TIES) -> dict:
+    """The evaluator's conventions, checked; returned as the ``settings`` of a result."""
+    if not isinstance(gain, Mapping):
+        check_choice(gain, "gain", GAINS)
+    check_choice(empty, "empty", EMPTY_POLICIES)
+    check_choice(ties, "ties", tie_policies)
+    check_choice(ap_divisor, "ap_divisor", AP_DIVISORS)
+    try:
+        threshold = float(relevance_threshold)
+    except (TypeError, ValueError):
+        raise ValueError(f"relevance_threshold must be a number, got {relevance_threshold!r}") from None
+    if not threshold > 0 or not np.isfinite(threshold):
+        raise ValueError(f"relevance_threshold must be positive and finite (label >= threshold is relevant), "
+                         f"got {relevance_threshold!r}")
+    return {"relevance_threshold": threshold, "gain": dict(gain) if isinstance(gain, Mapping) else gain,
+            "empty": empty, "ties": ties, "ap_divisor": ap_divisor}
+
+
+def gains_of(labels: np.ndarray, gain, name: str = "labels") -> np.ndarray:
+    """Per-row gains: 2**l - 1 ("exp"), l ("linear"), or a label -> gain mapping."""
+    if isinstance(gain, Mapping):
+        keys = np.array(sorted(float(k) for k in gain), dtype=np.float64)
+        values = np.array([float(gain[k]) for k in sorted(gain, key=float)], dtype=np.float64)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"the gain mapping must map labels to finite gains, got {dict(gain)!r}")
+        where = np.searchsorted(keys, labels)
+        found = (where < len(keys)) & (keys[np.minimum(where, len(keys) - 1)] == labels)
+        if not found.all():
+            first = int(np.flatnonzero(~found)[0])
+            raise ValueError(f"{name} has label {labels[first]:g} (row {first}), which the gain mapping does not "
+                             f"cover (its labels: {keys.tolist()}); add a gain for it")
+        return values[where]
+    return np.exp2(labels) - 1.0 if gain == "exp" else labels.astype(np.float64, copy=True)
+
+
+def evaluate_sorted(specs, scores, labels, row_gains, row_judged, starts, n_ranked, qids, settings, *,
+                    max_grade=None, extra_settings=None) -> EvaluationResult:
+    """The evaluator on rows already grouped by list (list i is rows ``starts[i]:starts[i+1]``,
+    its first ``n_ranked[i]`` ranked by score, the rest judged items the run did not rank)."""
+    empty = settings["empty"]
+    threshold = settings["relevance_threshold"]
+    if max_grade is None:
+        max_grade = float(labels.max()) if len(labels) else 0.0
+    top = gains_of(np.array([float(max_grade)]), settings["gain"], "max_grade")[0]
+    values, n_rel = _metric_values(specs, scores, labels, row_gains, row_judged, starts,
+                                   np.asarray(n_ranked, dtype=np.int64), threshold, TIES[settings["ties"]],
+                                   AP_DIVISORS[settings["ap_divisor"]], float(top))
     names = [str(s) for s in specs]
     empty_rows = n_rel == 0
     if empty == "skip":
@@ -158,19 +210,20 @@ def evaluate(
                 raise RuntimeError("a metric was undefined on a list with relevant items")
             values = np.where(undefined, fill, values)
     table = pd.DataFrame(values[keep], columns=names, index=pd.Index(qids[keep], name="qid"))
-    table["n_items"] = np.diff(starts)[keep]
+    table["n_items"] = np.asarray(n_ranked)[keep]
     table["n_relevant"] = n_rel[keep].astype(np.int64)
     return EvaluationResult(
         per_query=table,
         metrics=tuple(names),
-        settings={"relevance_threshold": threshold, "gain": gain, "empty": empty, "ties": ties,
-                  "ap_divisor": ap_divisor},
+        settings={**settings, **({"max_grade": float(max_grade)} if any(s.record.top_grade for s in specs) else {}),
+                  **(extra_settings or {})},
         n_empty=int(empty_rows.sum()),
         skipped_qids=qids[~keep],
     )
 
 
-def _metric_values(specs, scores, labels, starts, gain_code, threshold, ties, ap_divisor) -> np.ndarray:
+def _metric_values(specs, scores, labels, row_gains, row_judged, starts, n_ranked, threshold, ties, ap_divisor,
+                   top_gain):
     """(values[list, metric], relevant items per list): gbrank's own metrics in one parallel
     pass over the lists, each metric registered with its own kernel (``Metric.kernel``) in a
     pass of its own."""
@@ -178,22 +231,25 @@ def _metric_values(specs, scores, labels, starts, gain_code, threshold, ties, ap
     own = [i for i, s in enumerate(specs) if s.code != EXTERNAL]
     if own:
         values[:, own], n_rel = evaluate_lists(
-            scores, labels, starts,
+            scores, labels, row_gains, row_judged, starts, n_ranked,
             np.array([specs[i].code for i in own], dtype=np.int64),
             np.array([specs[i].k for i in own], dtype=np.int64),
             np.array([specs[i].p for i in own], dtype=np.float64),
-            gain_code, threshold, ties, ap_divisor,
+            threshold, ties, ap_divisor, top_gain,
         )
     for i, s in enumerate(specs):
         if s.code == EXTERNAL:
-            values[:, i] = evaluate_lists_with(s.record.kernel, scores, labels, starts, s.k, s.p,
-                                               gain_code, threshold, ties)
+            values[:, i] = evaluate_lists_with(s.record.kernel, scores, labels, row_gains, row_judged, starts,
+                                               n_ranked, s.k, s.p, threshold, ties)
     if not own:
-        n_rel = np.add.reduceat((labels >= threshold).astype(np.float64), starts[:-1])
+        n_rel = np.add.reduceat((labels >= threshold).astype(np.float64), starts[:-1]) if len(starts) > 1 \
+            else np.empty(0)
     return values, n_rel
 
 
-def _parse_metrics(metrics) -> list[MetricSpec]:
+def parse_metrics(metrics) -> list[MetricSpec]:
+    """Parsed, distinct metric names; a code no kernel computes is refused here, before the
+    parallel loop."""
     if isinstance(metrics, (str, MetricSpec)):
         metrics = [metrics]
     specs = [parse_metric(m) for m in metrics]
@@ -205,5 +261,5 @@ def _parse_metrics(metrics) -> list[MetricSpec]:
         raise ValueError("no metric was requested; pass e.g. metrics=['ndcg@10', 'ap']")
     names = [str(s) for s in specs]
     if len(set(names)) != len(names):
-        raise ValueError(f"a metric is requested twice: {names}")
+        raise ValueError(f"a metric is requested twice (aliases count as their metric): {names}")
     return specs

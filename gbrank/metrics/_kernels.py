@@ -23,12 +23,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._record import AP, AUC, DCG, MAX_RANK, MEAN_RANK, NDCG, NRBP, NRBP_LOSS, PREC, RBP, RECALL, RR, SUCCESS
+from ._record import (AP, AUC, BPREF, DCG, ERR, F1, JUDGED, MAX_RANK, MEAN_RANK, NDCG, NRBP, NRBP_LOSS, PREC, RBP,
+                      RBP_GRADED, RBP_RESIDUAL, RECALL, RPREC, RR, SUCCESS)
 
 #: the codes ``metric_value`` computes; callers check a code against it before a parallel
 #: loop (an exception raised inside numba's ``prange`` cannot reach Python cleanly)
 KERNEL_CODES = frozenset((NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS,
-                          SUCCESS))
+                          SUCCESS, RPREC, BPREF, ERR, F1, JUDGED, RBP_GRADED, RBP_RESIDUAL))
 
 GAIN_EXP, GAIN_LINEAR = 0, 1
 TIES_AVERAGE, TIES_PESSIMISTIC, TIES_OPTIMISTIC, TIES_STABLE = 0, 1, 2, 3
@@ -220,7 +221,8 @@ def reciprocal_rank(rel, groups, k):
             if j < last:
                 prob *= (m - j - g + 1.0) / (m - j)
         return total
-    return np.nan
+    # no ranked relevant item: 0 when the list has relevant items the run did not rank
+    return np.nan if rel.sum() == 0.0 else 0.0
 
 
 @njit(cache=True)
@@ -318,8 +320,121 @@ def success(rel, groups, k):
 
 
 @njit(cache=True)
-def metric_value(code, k, p, gains, rel, groups, ap_divisor):
-    """Dispatch one metric on one list in rank order (``gains`` and ``rel`` sorted)."""
+def r_precision(rel, groups):
+    """P@R: relevant items in the top R over R (trec_eval ``Rprec``); nan when R = 0."""
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    return _top_count(rel, groups, int(n_rel)) / n_rel
+
+
+@njit(cache=True)
+def _bpref_term(x, n_rel, n_nonrel):
+    """1 - min(x, R) / min(R, N) for a relevant item with x judged non-relevant items above
+    it (1 when x = 0)."""
+    if x == 0.0:
+        return 1.0
+    return 1.0 - min(x, n_rel) / min(n_rel, n_nonrel)
+
+
+@njit(cache=True)
+def bpref(rel, judged, groups):
+    """bpref (Buckley & Voorhees 2004, trec_eval's form): (1/R) sum over ranked relevant
+    items d of 1 - min(n_d, R) / min(R, N), n_d the judged non-relevant items ranked above
+    d, N every judged non-relevant item of the list (ranked or not).  Unjudged items do not
+    count.  Within a tie group of u judged non-relevant items, the number of them above a
+    given relevant item is uniform on 0..u.  nan when R = 0."""
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    n_nonrel = judged.sum() - n_rel
+    above = 0.0
+    total = 0.0
+    for grp in range(groups.shape[0] - 1):
+        a, b = groups[grp], groups[grp + 1]
+        g = 0.0
+        u = 0.0
+        for q in range(a, b):
+            g += rel[q]
+            u += judged[q] - rel[q]
+        if g > 0.0:
+            s = 0.0
+            for x in range(int(u) + 1):
+                s += _bpref_term(above + x, n_rel, n_nonrel)
+            total += g * s / (u + 1.0)
+        above += u
+    return total / n_rel
+
+
+@njit(cache=True)
+def err(gains, groups, k, top_gain):
+    """Expected reciprocal rank (Chapelle et al. 2009) at k: sum_r (1/r) x_r prod_{i<r}
+    (1 - x_i), x = gain / (top_gain + 1), i.e. (2^l - 1) / 2^g_max with the exponential
+    gain and g_max the top grade of the scale.  Within a tie group the cascade's survival
+    after j of its m items, averaged over the group's orders, is the mean over j-subsets
+    of prod (1 - x), built by a stable recursion over the items.  0 without a relevant
+    item."""
+    n = gains.shape[0]
+    kk = _cut(k, n)
+    scale = 1.0 / (top_gain + 1.0)
+    survive = 1.0  # prod (1 - x) over the groups above
+    total = 0.0
+    for grp in range(groups.shape[0] - 1):
+        a, b = groups[grp], groups[grp + 1]
+        if a >= kk:
+            break
+        m = b - a
+        # mean[j] = mean over j-subsets of the group of prod (1 - x)
+        mean = np.zeros(m + 1)
+        mean[0] = 1.0
+        for t in range(m):
+            y = 1.0 - gains[a + t] * scale
+            size = t + 1.0
+            for j in range(t + 1, 0, -1):
+                mean[j] = mean[j] * (size - j) / size + y * mean[j - 1] * j / size
+        for j in range(min(m, kk - a)):
+            total += survive * (mean[j] - mean[j + 1]) / (a + j + 1.0)
+        survive *= mean[m]
+    return total
+
+
+@njit(cache=True)
+def f1(rel, groups, k):
+    """F1@k = 2 P@k R@k / (P@k + R@k) = 2 (relevant in the top k) / (k + R); without k over
+    the whole ranked list (trec_eval ``set_F``).  nan when R = 0."""
+    n_rel = rel.sum()
+    if n_rel == 0.0:
+        return np.nan
+    kk = k if k > 0 else groups[groups.shape[0] - 1]
+    return 2.0 * _top_count(rel, groups, kk) / (kk + n_rel)
+
+
+@njit(cache=True)
+def judged_at(judged, groups, k):
+    """Judged@k: judged items in the top k over k (without k: over the ranked list)."""
+    depth = groups[groups.shape[0] - 1]
+    kk = k if k > 0 else depth
+    if kk == 0:
+        return 0.0
+    return _top_count(judged, groups, kk) / kk
+
+
+@njit(cache=True)
+def rbp_residual(judged, groups, p):
+    """What RBP(p) could still gain (Moffat & Zobel 2008): (1 - p) sum over the ranked
+    unjudged positions of p^(r-1), plus p^depth for the ranks beyond the list's end."""
+    depth = groups[groups.shape[0] - 1]
+    return rbp(1.0 - judged[:depth], groups, p) + p**depth
+
+
+@njit(cache=True)
+def metric_value(code, k, p, gains, rel, judged, groups, ap_divisor, top_gain):
+    """Dispatch one metric on one list in rank order.
+
+    ``gains``, ``rel`` and ``judged`` hold the ranked items first, in rank order (tie groups
+    ``groups``, ``groups[-1]`` of them), then any judged items the run did not rank: those
+    count in R, the ideal DCG and the judged totals, never as ranked.  ``top_gain`` is the
+    gain of the top grade of the scale (ERR, graded RBP)."""
     if code == NDCG:
         return ndcg(gains, groups, k)
     if code == DCG:
@@ -346,6 +461,20 @@ def metric_value(code, k, p, gains, rel, groups, ap_divisor):
         return nrbp_loss(rel, groups)
     if code == SUCCESS:
         return success(rel, groups, k)
+    if code == RPREC:
+        return r_precision(rel, groups)
+    if code == BPREF:
+        return bpref(rel, judged, groups)
+    if code == ERR:
+        return err(gains, groups, k, top_gain)
+    if code == F1:
+        return f1(rel, groups, k)
+    if code == JUDGED:
+        return judged_at(judged, groups, k)
+    if code == RBP_GRADED:
+        return rbp(gains, groups, p) / top_gain if top_gain > 0.0 else 0.0
+    if code == RBP_RESIDUAL:
+        return rbp_residual(judged, groups, p)
     raise ValueError("metric_value: unknown metric code (not in gbrank.metrics' record)")
 
 
@@ -353,7 +482,8 @@ def metric_value(code, k, p, gains, rel, groups, ap_divisor):
 def expectation(code, k, p, gains, rel, ap_divisor):
     """E[M] over the n! orders of one list, all equally likely: the tie-averaged metric of
     the list as one tie group (order of ``gains`` and ``rel`` irrelevant)."""
-    return metric_value(code, k, p, gains, rel, np.array([0, gains.shape[0]]), ap_divisor)
+    return metric_value(code, k, p, gains, rel, np.ones(gains.shape[0]), np.array([0, gains.shape[0]]),
+                        ap_divisor, gains.max() if gains.shape[0] else 0.0)
 
 
 @njit(cache=True)
@@ -384,32 +514,39 @@ def rank_order(scores, labels, ties):
 
 
 @njit(cache=True)
-def ranked_values(scores, labels, gain_code, threshold, ties):
-    """(gains, rel, groups) of one list in rank order: graded gains, binary relevance at
-    ``threshold`` and the tie-group boundaries of ``rank_order``."""
-    order, groups = rank_order(scores, labels, ties)
+def ranked_values(scores, labels, row_gains, row_judged, n_ranked, threshold, ties):
+    """(gains, rel, judged, groups) of one list: its first ``n_ranked`` rows in rank order
+    (tie groups of ``rank_order``), then its other rows, judged items the run did not rank
+    (they count in R, the ideal and the judged totals).  ``rel`` is ``label >= threshold``."""
+    order, groups = rank_order(scores[:n_ranked], labels[:n_ranked], ties)
     n = scores.shape[0]
     gains = np.empty(n)
     rel = np.empty(n)
+    judged = np.empty(n)
     for r in range(n):
-        lab = labels[order[r]]
-        gains[r] = gain(lab, gain_code)
-        rel[r] = 1.0 if lab >= threshold else 0.0
-    return gains, rel, groups
+        i = order[r] if r < n_ranked else r
+        gains[r] = row_gains[i]
+        rel[r] = 1.0 if labels[i] >= threshold else 0.0
+        judged[r] = row_judged[i]
+    return gains, rel, judged, groups
 
 
 @njit(cache=True)
-def list_metrics(scores, labels, codes, ks, ps, gain_code, threshold, ties, ap_divisor, out):
+def list_metrics(scores, labels, row_gains, row_judged, n_ranked, codes, ks, ps, threshold, ties, ap_divisor,
+                 top_gain, out):
     """All requested metrics of one list into ``out``; returns the number of relevant items."""
-    gains, rel, groups = ranked_values(scores, labels, gain_code, threshold, ties)
+    gains, rel, judged, groups = ranked_values(scores, labels, row_gains, row_judged, n_ranked, threshold, ties)
     for m in range(codes.shape[0]):
-        out[m] = metric_value(codes[m], ks[m], ps[m], gains, rel, groups, ap_divisor)
+        out[m] = metric_value(codes[m], ks[m], ps[m], gains, rel, judged, groups, ap_divisor, top_gain)
     return rel.sum()
 
 
 @njit(parallel=True, cache=True)
-def evaluate_lists(scores, labels, starts, codes, ks, ps, gain_code, threshold, ties, ap_divisor):
-    """Parallel loop over lists; list i is ``scores[starts[i]:starts[i+1]]``.
+def evaluate_lists(scores, labels, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold, ties,
+                   ap_divisor, top_gain):
+    """Parallel loop over lists; list i is rows ``starts[i]:starts[i+1]``, of which the first
+    ``n_ranked[i]`` are ranked by ``scores`` (the others: judged items the run did not rank).
+    ``row_gains`` are the gains of the rows' labels, ``row_judged`` 1.0 for a judged row.
 
     Returns (values[n_lists, n_metrics], n_relevant[n_lists]).
     """
@@ -418,14 +555,13 @@ def evaluate_lists(scores, labels, starts, codes, ks, ps, gain_code, threshold, 
     n_rel = np.empty(n_lists)
     for i in prange(n_lists):
         a, b = starts[i], starts[i + 1]
-        n_rel[i] = list_metrics(
-            scores[a:b], labels[a:b], codes, ks, ps, gain_code, threshold, ties, ap_divisor, values[i]
-        )
+        n_rel[i] = list_metrics(scores[a:b], labels[a:b], row_gains[a:b], row_judged[a:b], n_ranked[i], codes,
+                                ks, ps, threshold, ties, ap_divisor, top_gain, values[i])
     return values, n_rel
 
 
 @njit(parallel=True)
-def evaluate_lists_with(kernel, scores, labels, starts, k, p, gain_code, threshold, ties):
+def evaluate_lists_with(kernel, scores, labels, row_gains, row_judged, starts, n_ranked, k, p, threshold, ties):
     """One metric given by its own kernel ``kernel(gains, rel, groups, k, p)`` on every
     list: the path of metrics registered from outside gbrank (``Metric.kernel``).  Compiled
     once per kernel and session (a function argument cannot be cached on disk)."""
@@ -433,6 +569,7 @@ def evaluate_lists_with(kernel, scores, labels, starts, k, p, gain_code, thresho
     values = np.empty(n_lists)
     for i in prange(n_lists):
         a, b = starts[i], starts[i + 1]
-        gains, rel, groups = ranked_values(scores[a:b], labels[a:b], gain_code, threshold, ties)
+        gains, rel, _, groups = ranked_values(scores[a:b], labels[a:b], row_gains[a:b], row_judged[a:b],
+                                              n_ranked[i], threshold, ties)
         values[i] = kernel(gains, rel, groups, k, p)
     return values

@@ -26,7 +26,8 @@ from typing import Callable, Mapping
 
 # Integer codes of the metrics compiled into gbrank's numba kernels (``_kernels.metric_value``
 # dispatches on them and raises on any other code).
-NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS, SUCCESS = range(13)
+(NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS, SUCCESS, RPREC, BPREF, ERR, F1,
+ JUDGED, RBP_GRADED, RBP_RESIDUAL) = range(20)
 #: code of a metric registered from outside, computed through its record's ``kernel``
 EXTERNAL = -1
 
@@ -83,7 +84,16 @@ class Metric:
         are the tie-group boundaries, see ``gbrank.metrics._kernels``), returning ``nan``
         where the metric is undefined.  Built-in metrics dispatch on ``code`` instead.
     aliases : tuple of str
-        Other names of the family (e.g. another tool's), accepted by :func:`parse`.
+        Other names of the family (trec_eval's, ranx's), accepted by :func:`parse`.  An
+        alias ending in ``_`` takes the parameter after it (``"ndcg_cut_"``: ``ndcg_cut_10``).
+    with_qrels : bool
+        Defined for a run judged by qrels (``gbrank.evaluate_run``): R, the ideal and the
+        judged totals come from the qrels, and relevant documents the run did not retrieve
+        count as never ranked.  False for the rank statistics (AUC, mean and max rank, the
+        nRBP loss), which need every relevant item to have a rank.
+    top_grade : bool
+        Uses the top grade of the relevance scale (ERR, graded RBP): the evaluator's
+        ``max_grade``, stated in its settings.
     """
 
     name: str
@@ -98,6 +108,8 @@ class Metric:
     listwise: str | None = None
     kernel: Callable | None = field(default=None, repr=False, compare=False)
     aliases: tuple[str, ...] = ()
+    with_qrels: bool = True
+    top_grade: bool = False
 
     def __post_init__(self):
         if self.param not in PARAM_KINDS:
@@ -136,25 +148,43 @@ def aliases(registry: Mapping[str, Metric] | None = None) -> dict[str, str]:
 
 for _m in (
     Metric("ndcg", NDCG, "k?", True, True, True, "DCG@k / IDCG@k, DCG = sum_r gain(l_r) / log2(r + 1)",
-           delta="product", bounds=True, listwise="ndcg"),
+           delta="product", bounds=True, listwise="ndcg", aliases=("ndcg_cut_",)),
     Metric("dcg", DCG, "k?", False, True, True, "sum_{r <= k} gain(l_r) / log2(r + 1)"),
     Metric("ap", AP, "k?", True, True, False, "(1/R) sum over relevant ranks r <= k of P@r",
-           delta="prefix", bounds=True, listwise="ap"),
+           delta="prefix", bounds=True, listwise="ap", aliases=("map", "map_cut_")),
     Metric("rr", RR, "k?", True, True, False, "1 / rank of the first relevant item (0 below k)",
-           delta="first", bounds=True, listwise="rr"),
+           delta="first", bounds=True, listwise="rr", aliases=("recip_rank", "mrr")),
     Metric("rbp", RBP, "p", False, True, False, "(1 - p) sum_r rel_r p^(r - 1)"),
     Metric("nrbp", NRBP, "p", True, True, False, "RBP / RBP of the ideal order = RBP / (1 - p^R)",
            delta="product", bounds=True, listwise="nrbp_loss"),
-    Metric("p", PREC, "k", False, True, False, "relevant items in the top k / k"),
-    Metric("r", RECALL, "k", True, True, False, "relevant items in the top k / R"),
-    Metric("auc", AUC, "", True, True, False, "fraction of (relevant, non-relevant) pairs in order; ties 1/2"),
-    Metric("mean_rank", MEAN_RANK, "", True, False, False, "mean 1-based rank of the relevant items"),
-    Metric("max_rank", MAX_RANK, "", True, False, False, "1-based rank of the lowest relevant item"),
+    Metric("p", PREC, "k", False, True, False, "relevant items in the top k / k", aliases=("p_", "precision")),
+    Metric("r", RECALL, "k", True, True, False, "relevant items in the top k / R", aliases=("recall_", "recall")),
+    Metric("auc", AUC, "", True, True, False, "fraction of (relevant, non-relevant) pairs in order; ties 1/2",
+           with_qrels=False),
+    Metric("mean_rank", MEAN_RANK, "", True, False, False, "mean 1-based rank of the relevant items",
+           with_qrels=False),
+    Metric("max_rank", MAX_RANK, "", True, False, False, "1-based rank of the lowest relevant item",
+           with_qrels=False),
     Metric("nrbp_loss", NRBP_LOSS, "", True, False, False,
            "sum over relevant items of (rank - 1) - R (R - 1) / 2 (Li et al. 2021, Eq 19; 0 is ideal)",
-           bounds=True),
+           bounds=True, with_qrels=False),
     Metric("success", SUCCESS, "k?", True, True, False,
-           "1 if a relevant item is in the top k, else 0 (trec_eval success_k, hit rate@k)"),
+           "1 if a relevant item is in the top k, else 0 (trec_eval success_k, hit rate@k)",
+           aliases=("success_", "hit_rate")),
+    Metric("rprec", RPREC, "", True, True, False, "P@R: relevant items in the top R / R",
+           aliases=("r-precision", "r_precision")),
+    Metric("bpref", BPREF, "", True, True, False,
+           "(1/R) sum over ranked relevant d of 1 - min(n_d, R) / min(R, N); n_d judged non-relevant above d"),
+    Metric("err", ERR, "k?", False, True, True,
+           "sum_{r <= k} (1/r) x_r prod_{i<r} (1 - x_i), x = gain(l) / (gain(top grade) + 1)", top_grade=True),
+    Metric("f1", F1, "k?", True, True, False, "2 P@k R@k / (P@k + R@k); without k over the ranked list",
+           aliases=("set_f",)),
+    Metric("judged", JUDGED, "k?", False, True, False, "judged items in the top k / k"),
+    Metric("rbp_graded", RBP_GRADED, "p", False, True, True,
+           "(1 - p) sum_r gain(l_r) / gain(top grade) p^(r - 1): RBP over judged documents, graded",
+           top_grade=True),
+    Metric("rbp_residual", RBP_RESIDUAL, "p", False, False, False,
+           "(1 - p) sum over unjudged ranks p^(r - 1) + p^depth: what RBP could still gain"),
 ):
     register(_m)
 del _m
@@ -258,6 +288,20 @@ def check_bounding(bounding) -> str | None:
     return text
 
 
+def _split_alias(body: str) -> tuple[str, str, str]:
+    """(family, "@" or "", parameter) of ``body``, resolving aliases: ``"map@10"``,
+    ``"ndcg_cut_10"`` (an alias ending in ``_`` takes its parameter after it), ``"p_5"``."""
+    name, at, arg = body.partition("@")
+    table = aliases(METRICS)
+    if name in table:
+        return table[name], at, arg
+    if not at:
+        for alias, family in table.items():
+            if alias.endswith("_") and name.startswith(alias) and len(name) > len(alias):
+                return family, "@", name[len(alias):]
+    return name, at, arg
+
+
 _PLURAL = {"metric": "metrics", "objective metric": "objective metrics (with a swap delta)",
            "bounds metric": "metrics with bounds", "loss": "losses"}
 
@@ -330,8 +374,7 @@ def parse(text, *, families: Mapping[str, Metric] | None = None, bounding: bool 
         else:
             raise ValueError(f"a {role} name built on a metric starts with one of {list(PARADIGMS)} "
                              f"(e.g. 'lambda_ndcg', 'listwise_ap'), got {text!r}")
-    name, at, arg = body.partition("@")
-    name = aliases(METRICS).get(name, name)
+    name, at, arg = _split_alias(body)
     if name not in fams:
         raise ValueError(f"unknown {role} {text!r}; known {_PLURAL.get(role, role + 's')}: {known(fams)}")
     rec = fams[name]
