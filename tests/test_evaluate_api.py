@@ -487,15 +487,15 @@ def test_cli_text_output_and_options(tmp_path):
     assert status == 0
     kept = [i for i, (_, lab) in enumerate(lists) if (lab >= 1).any()]
     assert 0 < len(kept) < len(lists)
-    assert text.startswith(f"# {len(kept)} queries; relevance_threshold=1.0, gain='exp', "
-                           "empty='skip', ties='pessimistic', ap_divisor='R'")
+    assert text.startswith(f"# {len(kept)} queries; relevance_threshold=1.0, gain='linear', "
+                           "empty='skip', ties='pessimistic', ap_divisor='R', complete=False, depth=None")
     assert "ndcg@10" in text and "ci_low" in text
     for i in range(len(lists)):
         assert (f"\nq{i} " in text) == (i in kept)
     # the default metrics when none is named
     status, text = _cli("evaluate", run_path, qrels_path)
-    for name in gbrank.evaluation.DEFAULT_METRICS:
-        assert name in text
+    for name in gbrank.evaluation.DEFAULT_RUN_METRICS:
+        assert f"\n{gbrank.metrics.parse(name)} " in text
 
 
 def test_cli_ranks_by_score_and_applies_the_tie_policy(tmp_path):
@@ -511,43 +511,64 @@ def test_cli_ranks_by_score_and_applies_the_tie_policy(tmp_path):
 
 
 def test_cli_relevant_documents_missing_from_the_run(tmp_path, capsys):
-    """gbrank's R and IDCG are those of the ranked list; trec_eval also counts relevant
-    documents that the run never retrieved.  The CLI says how many there are."""
+    """R and IDCG come from the qrels, as in trec_eval: a relevant document the run never
+    retrieved lowers recall and AP; the CLI says which queries it left out."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     scores = np.array([0.9, 0.8, 0.7, 0.6])
     labels = np.array([0, 1, 0, 1])
     run_path, qrels_path = _write_trec(tmp_path, [(scores, labels)], drop_relevant={(0, 3)},
                                        unjudged_queries=2)
     status, text = _cli("evaluate", run_path, qrels_path, "-m", "r@10", "-m", "ap",
-                        "--gain", "linear", "--format", "json", "--per-query")
+                        "--format", "json", "--per-query")
     assert status == 0
     doc = json.loads(text)
-    assert doc["per_query"]["q0"] == {"r@10": 1.0, "ap": 0.5, "n_items": 3, "n_relevant": 1}
-    assert doc["n_relevant_unranked"] == 1
-    assert doc["unjudged_qids"] == ["extra0", "extra1"] and doc["n_queries"] == 1
+    assert doc["per_query"]["q0"] == {"r@10": 0.5, "ap": 0.25, "n_items": 3, "n_relevant": 2}
+    assert doc["settings"]["n_queries_only_in_run"] == 2 and doc["n_queries"] == 1
     err = capsys.readouterr().err
-    assert "1 relevant qrels documents are not in the run; R and IDCG count only the ranked documents" in err
-    assert "2 run queries without qrels were left out" in err
+    assert "2 run queries have no qrels line and were left out" in err
     with open(run_path) as f:
         run = pytrec_eval.parse_run(f)
     with open(qrels_path) as f:
         qrels = pytrec_eval.parse_qrel(f)
     trec = pytrec_eval.RelevanceEvaluator(qrels, {"recall.10", "map"}).evaluate(run)
-    assert trec["q0"]["recall_10"] == 0.5 and trec["q0"]["map"] == 0.25  # R = 2 there
+    assert trec["q0"]["recall_10"] == 0.5 and trec["q0"]["map"] == 0.25
+
+
+def test_cli_q_prints_trec_evals_layout_with_its_per_query_values(tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    lists = _lists(24, 40)
+    run_path, qrels_path = _write_trec(tmp_path, lists)
+    with open(run_path) as f:
+        run = pytrec_eval.parse_run(f)
+    with open(qrels_path) as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.5,10", "ndcg_cut.10", "bpref"}).evaluate(run)
+    status, text = _cli("evaluate", run_path, qrels_path, "-q", "-m", "map", "-m", "P.5,10", "-m", "ndcg_cut.10",
+                        "-m", "bpref", "--ties", "trec_eval", "--digits", "12")
+    assert status == 0
+    seen = {}
+    for line in text.splitlines():
+        measure, qid, value = line.split()
+        seen[(measure, qid)] = float(value)
+    for q, values in trec.items():
+        for measure in ("map", "P_5", "P_10", "ndcg_cut_10", "bpref"):
+            assert seen[(measure, q)] == pytest.approx(values[measure], abs=1e-11)
+    for measure in ("map", "P_5", "P_10", "ndcg_cut_10", "bpref"):
+        assert seen[(measure, "all")] == pytest.approx(np.mean([v[measure] for v in trec.values()]), abs=1e-11)
+    status, text = _cli("evaluate", run_path, qrels_path, "-m", "map", "--format", "trec")
+    assert text.split()[:2] == ["map", "all"] and len(text.splitlines()) == 1
 
 
 @pytest.mark.parametrize("run_text, qrels_text, match", [
-    ("1 Q0 d1 1 0.5\n", "1 0 d1 1\n", r"must have 6 whitespace-separated fields"),
-    ("1 Q0 d1 1 0.5 s\n1 Q0 d2 2 s\n", "1 0 d1 1\n", r"6 whitespace-separated .* on data line 2"),
-    ("1 Q0 d1 1 0.5 s\n1 Q0 d2 2 0.1 s x\n", "1 0 d1 1\n", r"not in TREC format"),
-    ("1 Q0 d1 1 high s\n", "1 0 d1 1\n", r"non-numeric or non-finite score 'high' on data line 1"),
+    ("1 Q0 d1 1 0.5\n", "1 0 d1 1\n", r"has 5 fields on line 1, needs 6"),
+    ("1 Q0 d1 1 0.5 s\n1 Q0 d2 2 s\n", "1 0 d1 1\n", r"has 5 fields on line 2, needs 6"),
+    ("1 Q0 d1 1 high s\n", "1 0 d1 1\n", r"non-numeric or non-finite score 'high' on line 1"),
     ("1 Q0 d1 1 nan s\n", "1 0 d1 1\n", r"non-numeric or non-finite score"),
-    ("1 Q0 d1 1 0.5 s\n1 Q0 d1 2 0.4 s\n", "1 0 d1 1\n", r"lists document 'd1' twice for query '1'"),
-    ("1 Q0 d1 1 0.5 s\n", "1 0 d1 -1\n", r"negative relevance -1 on data line 1"),
-    ("1 Q0 d1 1 0.5 s\n", "1 0 d1\n", r"must have 4 whitespace-separated fields"),
+    ("1 Q0 d1 1 0.5 s\n1 Q0 d1 2 0.4 s\n", "1 0 d1 1\n", r"lists document 'd1' twice for query '1' \(line 2\)"),
+    ("1 Q0 d1 1 0.5 s\n", "1 0 d1\n", r"has 3 fields on line 1, needs 4"),
     ("", "1 0 d1 1\n", r"the run file .* is empty"),
     ("1 Q0 d1 1 0.5 s\n", "2 0 d1 1\n", r"no query of .* has a line in"),
-    ("1 Q0 d1 1 0.5 s\n", "1 0 d1 1.5\n", r"graded labels must be integers"),
+    ("\x00\x01\x02", "1 0 d1 1\n", r"the run file .* is binary, not a TREC run \(a NUL byte on line 1\)"),
 ])
 def test_cli_reports_bad_files(tmp_path, capsys, run_text, qrels_text, match):
     (tmp_path / "run").write_text(run_text)
@@ -559,9 +580,18 @@ def test_cli_reports_bad_files(tmp_path, capsys, run_text, qrels_text, match):
     assert pytest.importorskip("re").search(match, err), err
 
 
+def test_cli_accepts_trec_evals_quirks_and_refuses_fractional_grades_with_the_exp_gain(tmp_path, capsys):
+    (tmp_path / "run").write_text("# comment\n1 Q0 d1 1 0.5 s extra fields\n1 Q0 d2 2 0.4 s\n")
+    (tmp_path / "qrels").write_text("1 0 d1 1.5\n1 0 d2 -1\n")
+    status, text = _cli("evaluate", tmp_path / "run", tmp_path / "qrels", "-m", "ndcg", "--format", "json")
+    assert status == 0 and json.loads(text)["summary"]["ndcg"]["mean"] == 1.0
+    status, _ = _cli("evaluate", tmp_path / "run", tmp_path / "qrels", "-m", "ndcg", "--gain", "exp")
+    assert status == 2 and "graded qrels relevance must be integers" in capsys.readouterr().err
+
+
 def test_cli_reports_missing_files_and_bad_metrics(tmp_path, capsys):
     status, _ = _cli("evaluate", tmp_path / "nope", tmp_path / "nope2")
-    assert status == 2 and "No such file" in capsys.readouterr().err
+    assert status == 2 and "does not exist" in capsys.readouterr().err
     run_path, qrels_path = _write_trec(tmp_path, _lists(22, 3))
     status, _ = _cli("evaluate", run_path, qrels_path, "-m", "ndcg@ten")
     assert status == 2 and "cutoff of 'ndcg@ten' must be a positive integer" in capsys.readouterr().err

@@ -6,7 +6,8 @@ Imports only ``gbrank.metrics`` of gbrank.
 
 from ._compare import compare
 from ._evaluate import DEFAULT_METRICS, EMPTY_POLICIES, EvaluationResult, evaluate
-from ._trec import TrecData, join_run_qrels, read_qrels, read_run
+from ._run import DEFAULT_RUN_METRICS, RUN_TIES, evaluate_run
+from ._trec import as_qrels, as_run, read_qrels, read_run
 
-__all__ = ["evaluate", "compare", "EvaluationResult", "DEFAULT_METRICS", "EMPTY_POLICIES",
-           "read_run", "read_qrels", "join_run_qrels", "TrecData"]
+__all__ = ["evaluate", "evaluate_run", "compare", "EvaluationResult", "DEFAULT_METRICS", "DEFAULT_RUN_METRICS",
+           "EMPTY_POLICIES", "RUN_TIES", "read_run", "read_qrels", "as_run", "as_qrels"]

@@ -1,146 +1,230 @@
-"""Read TREC run and qrels files, and join them into per-row labels and scores.
+"""TREC runs and qrels: reading files, and every other form a run or qrels comes in.
 
 A *run* line is ``qid Q0 docid rank score tag`` and a *qrels* line is
-``qid iteration docid relevance``, fields separated by whitespace.  gbrank ranks each
-query's documents by ``score`` (descending; the ``rank`` column is ignored, as
-trec_eval ignores it) and labels them from the qrels:
-
-- a run document without a qrels line is not relevant (label 0);
-- a query of the run without any qrels line is left out (it cannot be judged), as
-  trec_eval leaves it out; a query of the qrels without run lines is ignored;
-- a relevant qrels document that is absent from the run is *not* added: gbrank's R
-  (number of relevant items) and IDCG are those of the ranked list.  Such documents are
-  counted in :attr:`TrecData.n_relevant_unranked` so that a caller can say so.  trec_eval
-  counts them in R and IDCG, so its recall, AP and nDCG are lower on such queries.
+``qid iteration docid relevance``, fields separated by whitespace, as trec_eval reads them:
+the rank column is ignored, a run line may carry extra trailing fields, lines starting with
+``#`` are comments, and a file may be gzip-compressed.  :func:`as_run` and :func:`as_qrels`
+turn a file, a pytrec_eval-style nested dict, a tidy DataFrame or a ranx ``Run``/``Qrels``
+into one DataFrame: ``qid``, ``docid`` (categorical strings) and ``score`` or ``relevance``
+(float64).  Every problem is reported with the file and line (or the row) and the fix.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import gzip
+import io
+import os
+import re
+import zlib
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
-RUN_COLUMNS = ("qid", "q0", "docid", "rank", "score", "tag")
-QRELS_COLUMNS = ("qid", "iteration", "docid", "relevance")
+RUN_EXAMPLE = "301 Q0 FBIS3-10082 1 12.5 myrun"
+QRELS_EXAMPLE = "301 0 FBIS3-10082 1"
+_COMMENT = re.compile(rb"(?:^|\n)[ \t]*#")
 
 
-def _read_table(path, columns: tuple[str, ...], what: str, example: str) -> pd.DataFrame:
+def _read_bytes(path, what: str) -> bytes:
+    """The file's bytes, gunzipped when it starts with gzip's magic number."""
     try:
-        # every field a string, none read as missing: a document may be called "NA" or "null"
-        table = pd.read_csv(path, sep=r"\s+", header=None, dtype=str, engine="c",
-                            keep_default_na=False, skip_blank_lines=True)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"the {what} file {str(path)!r} is empty") from None
-    except pd.errors.ParserError as exc:
-        raise ValueError(
-            f"the {what} file {str(path)!r} is not in TREC format ({len(columns)} whitespace-"
-            f"separated fields per line, e.g. {example!r}): {exc}"
-        ) from None
-    short = (table == "").any(axis=1).to_numpy()  # a line with fewer fields than the longest
-    if table.shape[1] != len(columns) or short.any():
-        where = f" on data line {int(np.flatnonzero(short)[0]) + 1}" if short.any() else ""
-        raise ValueError(
-            f"the {what} file {str(path)!r} must have {len(columns)} whitespace-separated fields "
-            f"per line ({' '.join(columns)}, e.g. {example!r}); found fewer or more{where}"
-        )
-    table.columns = list(columns)
-    return table
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"the {what} file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"the {what} path {str(path)!r} is a folder; give the {what} file") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise ValueError(f"the {what} file {str(path)!r} is a truncated or corrupt gzip file ({exc}); "
+                             "compress it again or give the plain text") from None
+    return data
 
 
-def _numeric(table: pd.DataFrame, column: str, what: str, path) -> np.ndarray:
-    values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _decode_check(data: bytes, path, what: str, example: str) -> None:
+    """Refuse binary content (a NUL byte) and text that is not UTF-8, naming the line."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ValueError(f"the {what} file {str(path)!r} is binary, not a TREC {what} (a NUL byte on line "
+                         f"{_line_of(data, nul)}); expected lines like {example!r}")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the {what} file {str(path)!r} is not UTF-8 text (byte {data[exc.start]:#04x} on line "
+                         f"{_line_of(data, exc.start)}); expected lines like {example!r}") from None
+
+
+def _slow_parse(data: bytes, path, what: str, n_fields: int, extra_ok: bool, example: str):
+    """Line by line, for files with comments, extra fields or errors: the columns as lists and
+    each kept row's line number."""
+    columns = [[] for _ in range(n_fields)]
+    lines = []
+    for number, raw in enumerate(data.decode("utf-8").split("\n"), start=1):
+        fields = raw.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < n_fields or (len(fields) > n_fields and not extra_ok):
+            raise ValueError(f"the {what} file {str(path)!r} has {len(fields)} fields on line {number}, needs "
+                             f"{n_fields} (e.g. {example!r}): {raw.strip()[:80]!r}")
+        for c in range(n_fields):
+            columns[c].append(fields[c])
+        lines.append(number)
+    return columns, np.asarray(lines, dtype=np.int64)
+
+
+def _read_trec(path, what: str, n_fields: int, keep: tuple[int, int, int], names: tuple[str, str, str],
+               extra_ok: bool, example: str) -> pd.DataFrame:
+    data = _read_bytes(path, what)
+    _decode_check(data, path, what, example)
+    if not data.strip():
+        raise ValueError(f"the {what} file {str(path)!r} is empty; expected lines like {example!r}")
+    table = None
+    if not _COMMENT.search(data):
+        try:
+            last = n_fields - 1  # read too, so that a short line shows
+            table = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, usecols=sorted({*keep, last}),
+                                dtype={c: str for c in {*keep, last}}, engine="c",
+                                na_filter=False, skip_blank_lines=True)
+            short = table[last].isna() | (table[last] == "")
+            table = None if short.any() or table.shape[1] != len({*keep, last}) else table[list(keep)]
+        except (pd.errors.ParserError, ValueError, IndexError):
+            table = None
+        if table is not None:
+            width = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, nrows=1, dtype=str).shape[1]
+            if width < n_fields or (width > n_fields and not extra_ok):
+                table = None
+    if table is None:  # the slow path finds the line, or handles comments and extra fields
+        columns, lines = _slow_parse(data, path, what, n_fields, extra_ok, example)
+        table = pd.DataFrame({keep[0]: pd.Categorical(columns[keep[0]]), keep[1]: pd.Categorical(columns[keep[1]]),
+                              keep[2]: columns[keep[2]]})
+    else:
+        lines = None
+    table.columns = list(names)
+    for col in names[:2]:  # ids are strings, even when they look like numbers ("01" is not "1")
+        if not isinstance(table[col].dtype, pd.CategoricalDtype):
+            table[col] = table[col].astype("category")
+    if lines is None and (table[names[2]] == "").any():  # a short line: let the slow path name it
+        columns, lines = _slow_parse(data, path, what, n_fields, extra_ok, example)
+        table = pd.DataFrame({names[0]: pd.Categorical(columns[keep[0]]), names[1]: pd.Categorical(columns[keep[1]]),
+                              names[2]: columns[keep[2]]})
+    values = pd.to_numeric(table[names[2]], errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(values)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"the {what} file {str(path)!r} has a non-numeric or non-finite {column} "
-            f"{table[column].iloc[first]!r} on data line {first + 1}"
-        )
-    return values
+        line = int(lines[first]) if lines is not None else _data_line(data, first)
+        raise ValueError(f"the {what} file {str(path)!r} has a non-numeric or non-finite {names[2]} "
+                         f"{table[names[2]].iloc[first]!r} on line {line}; expected lines like {example!r}")
+    table[names[2]] = values
+    _no_duplicates(table, what, str(path), lambda i: f"line {lines[i] if lines is not None else _data_line(data, i)}")
+    return table
 
 
-def _no_duplicates(table: pd.DataFrame, what: str, path) -> None:
-    dup = table.duplicated(["qid", "docid"])
+def _data_line(data: bytes, row: int) -> int:
+    """Line number of the ``row``-th non-blank line (0-based), for messages."""
+    count = -1
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if raw.strip():
+            count += 1
+            if count == row:
+                return number
+    return row + 1
+
+
+def _no_duplicates(table: pd.DataFrame, what: str, source: str, where) -> None:
+    dup = table.duplicated(["qid", "docid"]).to_numpy()
     if dup.any():
-        first = int(np.flatnonzero(dup.to_numpy())[0])
+        first = int(np.flatnonzero(dup)[0])
         raise ValueError(
-            f"the {what} file {str(path)!r} lists document {table['docid'].iloc[first]!r} twice "
-            f"for query {table['qid'].iloc[first]!r} (data line {first + 1}); each (qid, docid) "
-            "pair may appear once"
+            f"the {what} {source} lists document {str(table['docid'].iloc[first])!r} twice for query "
+            f"{str(table['qid'].iloc[first])!r} ({where(first)}); each (qid, docid) pair may appear once"
         )
 
 
 def read_run(path) -> pd.DataFrame:
-    """Read a TREC run file: columns ``qid``, ``docid`` (strings) and ``score`` (float),
-    plus ``rank`` and ``tag`` as given, in file order."""
-    table = _read_table(path, RUN_COLUMNS, "run", "301 Q0 FBIS3-10082 1 12.5 myrun")
-    table["score"] = _numeric(table, "score", "run", path)
-    _no_duplicates(table, "run", path)
-    return table[["qid", "docid", "score", "rank", "tag"]]
+    """Read a TREC run file (plain or gzip): ``qid``, ``docid`` (categorical) and ``score``,
+    in file order.  The rank column is ignored and extra trailing fields are allowed, as in
+    trec_eval; ``#`` lines are comments.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".run", delete=False) as f:
+    ...     _ = f.write("1 Q0 d1 1 2.5 r\\n1 Q0 d2 2 1.5 r extra\\n")
+    >>> read_run(f.name)["score"].tolist(); os.unlink(f.name)
+    [2.5, 1.5]
+    """
+    return _read_trec(path, "run", 6, (0, 2, 4), ("qid", "docid", "score"), True, RUN_EXAMPLE)
 
 
 def read_qrels(path) -> pd.DataFrame:
-    """Read a TREC qrels file: columns ``qid``, ``docid`` (strings) and ``relevance`` (float).
-
-    Raises on negative relevance grades (some collections mark junk documents with -1 or -2):
-    map them to 0 in the file if that is what you mean."""
-    table = _read_table(path, QRELS_COLUMNS, "qrels", "301 0 FBIS3-10082 1")
-    table["relevance"] = _numeric(table, "relevance", "qrels", path)
-    negative = table["relevance"].to_numpy() < 0
-    if negative.any():
-        first = int(np.flatnonzero(negative)[0])
-        raise ValueError(
-            f"the qrels file {str(path)!r} has a negative relevance "
-            f"{table['relevance'].iloc[first]:g} on data line {first + 1}; gbrank needs grades >= 0 "
-            "(0 = not relevant): map the negative grades to 0"
-        )
-    _no_duplicates(table, "qrels", path)
-    return table[["qid", "docid", "relevance"]]
+    """Read a TREC qrels file (plain or gzip): ``qid``, ``docid`` (categorical) and
+    ``relevance``, in file order.  Negative grades are kept: :func:`gbrank.evaluate_run`
+    treats them as unjudged, as trec_eval does."""
+    return _read_trec(path, "qrels", 4, (0, 2, 3), ("qid", "docid", "relevance"), False, QRELS_EXAMPLE)
 
 
-@dataclass(frozen=True)
-class TrecData:
-    """A run joined with its qrels: one row per ranked document of a judged query.
-
-    Attributes
-    ----------
-    qid, docid : numpy.ndarray of str
-    score, label : numpy.ndarray of float
-        The run's score and the qrels relevance (0 for an unjudged document).
-    unjudged_qids : numpy.ndarray of str
-        Queries of the run without any qrels line; left out.
-    n_relevant_unranked : int
-        Qrels documents with relevance >= ``relevance_threshold`` of the evaluated queries that
-        the run does not contain; they count neither in R nor in IDCG.
-    """
-
-    qid: np.ndarray
-    docid: np.ndarray
-    score: np.ndarray
-    label: np.ndarray
-    unjudged_qids: np.ndarray
-    n_relevant_unranked: int
+def _from_nested(mapping: Mapping, value: str, what: str) -> pd.DataFrame:
+    qids, docids, values = [], [], []
+    for q, docs in mapping.items():
+        if not isinstance(docs, Mapping):
+            raise TypeError(f"a {what} dict maps each query id to a dict {{docid: {value}}}; query {q!r} maps to "
+                            f"{type(docs).__name__}")
+        qids.extend([str(q)] * len(docs))
+        docids.extend(str(d) for d in docs)
+        values.extend(docs.values())
+    frame = pd.DataFrame({"qid": pd.Categorical(qids), "docid": pd.Categorical(docids), value: values})
+    # a query given with no document is there, with an empty list (a file cannot say so)
+    frame.attrs["empty_qids"] = [str(q) for q, docs in mapping.items() if not docs]
+    return frame
 
 
-def join_run_qrels(run: pd.DataFrame, qrels: pd.DataFrame, relevance_threshold: float = 1) -> TrecData:
-    """Label every run document from the qrels (see the module docstring for the rules)."""
-    judged = pd.Index(qrels["qid"].unique())
-    in_qrels = run["qid"].isin(judged).to_numpy()
-    unjudged = pd.unique(run.loc[~in_qrels, "qid"])
-    kept = run.loc[in_qrels, ["qid", "docid", "score"]]
-    merged = kept.merge(qrels, on=["qid", "docid"], how="left", sort=False, validate="one_to_one")
-    label = merged["relevance"].fillna(0.0).to_numpy(dtype=np.float64)
+def _as_table(obj, what: str, value: str, reader, aliases: tuple[str, ...]) -> pd.DataFrame:
+    source = "table"
+    if isinstance(obj, (str, os.PathLike)):
+        return reader(obj)
+    if type(obj).__module__.split(".")[0] == "ranx":  # ranx Run / Qrels
+        obj = obj.to_dict()
+        source = "ranx object"
+    if isinstance(obj, Mapping):
+        frame = _from_nested(obj, value, what)
+        source = "dict" if source == "table" else source
+    elif isinstance(obj, pd.DataFrame):
+        cols = {c.lower() if isinstance(c, str) else c: c for c in obj.columns}
+        val = next((cols[a] for a in (value, *aliases) if a in cols), None)
+        if "qid" not in cols or "docid" not in cols or val is None:
+            raise ValueError(f"a {what} DataFrame needs columns qid, docid and {value}; got {list(obj.columns)}")
+        frame = pd.DataFrame({"qid": pd.Categorical(obj[cols["qid"]].astype(str)),
+                              "docid": pd.Categorical(obj[cols["docid"]].astype(str)),
+                              value: obj[val].to_numpy()})
+    else:
+        raise TypeError(f"a {what} is a TREC file path, a nested dict {{qid: {{docid: {value}}}}}, a DataFrame "
+                        f"(qid, docid, {value}) or a ranx object; got {type(obj).__name__}")
+    try:
+        numbers = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        numbers = np.full(len(frame), np.nan)
+    bad = ~np.isfinite(numbers)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"the {what} {source} has a non-numeric or non-finite {value} {frame[value].iloc[first]!r} "
+                         f"for query {str(frame['qid'].iloc[first])!r}, document {str(frame['docid'].iloc[first])!r}")
+    frame[value] = numbers
+    _no_duplicates(frame, what, source, lambda i: f"row {i}")
+    return frame
 
-    ranked_queries = pd.Index(kept["qid"].unique())
-    relevant = qrels[(qrels["relevance"] >= relevance_threshold) & qrels["qid"].isin(ranked_queries)]
-    found = relevant.merge(kept[["qid", "docid"]], on=["qid", "docid"], how="left", indicator=True)
-    n_unranked = int((found["_merge"] == "left_only").sum())
-    return TrecData(
-        qid=merged["qid"].to_numpy(dtype=object),
-        docid=merged["docid"].to_numpy(dtype=object),
-        score=merged["score"].to_numpy(dtype=np.float64),
-        label=label,
-        unjudged_qids=np.asarray(unjudged, dtype=object),
-        n_relevant_unranked=n_unranked,
-    )
+
+def as_run(run) -> pd.DataFrame:
+    """A run in any accepted form as a DataFrame ``qid, docid, score``."""
+    return _as_table(run, "run", "score", read_run, ("sim",))
+
+
+def as_qrels(qrels) -> pd.DataFrame:
+    """Qrels in any accepted form as a DataFrame ``qid, docid, relevance``."""
+    return _as_table(qrels, "qrels", "relevance", read_qrels, ("rel", "label", "judgement", "judgment"))

@@ -1,0 +1,197 @@
+"""``gbrank.evaluate_run``: a run judged by qrels, with trec_eval's meaning.
+
+R, the ideal DCG and every recall denominator come from the qrels: a relevant document the
+run did not retrieve lowers AP, recall and nDCG (it counts in R and the ideal, never as
+ranked).  A retrieved document without a judgement (no qrels line, or a negative grade, as
+trec_eval reads them) is not relevant and counts as unjudged (bpref, judged@k, the RBP
+residual).  The options carry trec_eval's flags: ``relevance_level`` (``-l``),
+``complete`` (``-c``), ``depth`` (``-M``), ``judged_only`` (``-J``), and ``ties="trec_eval"``
+orders tied scores by document id, descending, as trec_eval does.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_labels
+from ..metrics import TIES, MetricSpec
+from ._evaluate import EvaluationResult, check_settings, evaluate_sorted, gains_of, parse_metrics
+from ._trec import as_qrels, as_run
+
+#: the tie policies of ``evaluate_run``: the evaluator's, and trec_eval's document-id order
+RUN_TIES = {**TIES, "trec_eval": TIES["stable"]}
+DEFAULT_RUN_METRICS = ("map", "ndcg", "ndcg_cut_10", "P_10", "recall_100", "recip_rank", "bpref", "Rprec")
+
+
+def _codes(*columns) -> tuple[list[np.ndarray], pd.Index]:
+    """Codes of string columns in one sorted category space."""
+    cats = [c.cat.categories if isinstance(c.dtype, pd.CategoricalDtype) else pd.Index(pd.unique(c))
+            for c in columns]
+    union = cats[0]
+    for other in cats[1:]:
+        union = union.union(other)
+    union = union.sort_values()
+    out = []
+    for c in columns:
+        if isinstance(c.dtype, pd.CategoricalDtype):
+            mapping = union.get_indexer(c.cat.categories)
+            out.append(mapping[c.cat.codes.to_numpy()].astype(np.int64))
+        else:
+            out.append(union.get_indexer(c).astype(np.int64))
+    return out, union
+
+
+def evaluate_run(
+    run,
+    qrels,
+    metrics: Sequence[str | MetricSpec] | str = DEFAULT_RUN_METRICS,
+    *,
+    relevance_level: float = 1,
+    complete: bool = False,
+    depth: int | None = None,
+    judged_only: bool = False,
+    ties: str = "average",
+    gain="linear",
+    empty: str = "zero",
+    ap_divisor: str = "R",
+    max_grade: float | None = None,
+) -> EvaluationResult:
+    """Evaluate a run against qrels as trec_eval does, with gbrank's metrics.
+
+    Parameters
+    ----------
+    run : path, dict, DataFrame or ranx.Run
+        A TREC run file (plain or gzip; ``qid Q0 docid rank score tag``, the rank column
+        ignored, extra trailing fields and ``#`` comment lines allowed), a nested dict
+        ``{qid: {docid: score}}`` (pytrec_eval's), a DataFrame with columns ``qid, docid,
+        score``, or a ranx ``Run``.
+    qrels : path, dict, DataFrame or ranx.Qrels
+        A TREC qrels file (``qid 0 docid relevance``), ``{qid: {docid: relevance}}``, a
+        DataFrame ``qid, docid, relevance``, or a ranx ``Qrels``.  A negative relevance marks
+        a document as unjudged (trec_eval's reading).
+    metrics : str or sequence of str
+        gbrank's names or trec_eval's and ranx's (``"map"``, ``"ndcg_cut_10"``, ``"P_5"``,
+        ``"recall_100"``, ``"recip_rank"``, ``"Rprec"``, ``"bpref"``, ``"success_1"``,
+        ``"set_F"``, ``"mrr"``, ``"hit_rate@10"``, ``"f1@10"``...).  Rank statistics that
+        need every relevant item ranked (AUC, mean/max rank, the nRBP loss) are refused.
+    relevance_level : float, default 1
+        ``relevance >= relevance_level`` is relevant (trec_eval ``-l``).  nDCG's gains are
+        the grades themselves, whatever the level.
+    complete : bool, default False
+        Score the queries of the qrels that have no run line as empty runs (trec_eval
+        ``-c``); otherwise they are left out, and counted in ``settings``.
+    depth : int, optional
+        Keep only the first ``depth`` documents of each query (trec_eval ``-M``), in
+        trec_eval's order (score descending, then document id descending).
+    judged_only : bool, default False
+        Remove the unjudged documents from the run before ranking (trec_eval ``-J``: the
+        condensed lists of Sakai 2007).
+    ties : {"average", "trec_eval", "pessimistic", "optimistic", "stable"}
+        Tied scores: the exact expectation over their orders (default), trec_eval's order
+        (document id descending), relevant last or first, or the file's order.
+    gain : {"linear", "exp"} or mapping, default "linear"
+        nDCG's gain: the grade itself (trec_eval), 2**grade - 1, or a gain per grade.
+    empty : {"zero", "one", "skip"}, default "zero"
+        Value of a metric undefined on a query without relevant documents (trec_eval: 0).
+    ap_divisor, max_grade
+        As in :func:`gbrank.evaluate` (default ``max_grade``: the largest grade of the qrels).
+
+    Returns
+    -------
+    EvaluationResult
+        One row per evaluated query (sorted by query id as strings); ``n_items`` is the
+        number of ranked documents.  ``settings`` holds the options and the numbers of
+        queries only in the run (never scored: nothing judges them) and only in the qrels.
+
+    Examples
+    --------
+    >>> run = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    >>> qrels = {"q1": {"d2": 1, "d9": 2}}          # d9 was not retrieved
+    >>> r = evaluate_run(run, qrels, ["map", "recall_3", "ndcg"])
+    >>> r.per_query.round(4).iloc[0, :3].tolist()    # AP = (1/2) / R, R = 2 from the qrels
+    [0.25, 0.5, 0.2398]
+    """
+    specs = parse_metrics(metrics)
+    refused = [str(s) for s in specs if not s.record.with_qrels]
+    if refused:
+        raise ValueError(f"metric(s) {refused} need every relevant document ranked, which a run judged by qrels "
+                         "does not give (relevant documents it did not retrieve have no rank); use "
+                         "gbrank.evaluate on fully ranked lists for them")
+    settings = check_settings(gain=gain, empty=empty, ties=ties, ap_divisor=ap_divisor,
+                              relevance_threshold=relevance_level, tie_policies=RUN_TIES)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth (trec_eval -M) must be a positive integer or None, got {depth!r}")
+    run = as_run(run)
+    qrels = as_qrels(qrels)
+    empty_q = pd.Series(run.attrs.get("empty_qids", []), dtype=object)  # run queries with no document
+    (run_q, qrels_q, empty_q), qid_names = _codes(run["qid"], qrels["qid"], empty_q)
+    (run_d, qrels_d), _ = _codes(run["docid"], qrels["docid"])
+    n_docs = np.int64(max(int(run_d.max(initial=0)), int(qrels_d.max(initial=0))) + 1)
+    run_key = run_q * n_docs + run_d
+    qrels_key = qrels_q * n_docs + qrels_d
+    score = run["score"].to_numpy(dtype=np.float64)
+    grade = qrels["relevance"].to_numpy(dtype=np.float64)
+
+    # the judgement of each run row
+    by_key = np.argsort(qrels_key, kind="stable")
+    pos = np.searchsorted(qrels_key[by_key], run_key)
+    pos_ok = np.minimum(pos, max(len(qrels_key) - 1, 0))
+    found = (pos < len(qrels_key)) & (qrels_key[by_key][pos_ok] == run_key) if len(qrels_key) else \
+        np.zeros(len(run_key), dtype=bool)
+    row_grade = np.where(found, grade[by_key][pos_ok] if len(qrels_key) else 0.0, 0.0)
+    row_judged = found & (row_grade >= 0)
+    row_label = np.where(row_judged, row_grade, 0.0)
+
+    # which queries: those of the run that the qrels judge (with complete, every query of the qrels)
+    in_qrels = np.zeros(len(qid_names), dtype=bool)
+    in_qrels[qrels_q] = True
+    in_run = np.zeros(len(qid_names), dtype=bool)
+    in_run[run_q] = True
+    in_run[empty_q] = True
+    scored = in_qrels & (in_run | bool(complete))
+    rows = np.flatnonzero(scored[run_q])
+
+    # trec_eval's order inside each query: score descending, then document id descending; the
+    # depth cut (-M) comes first, then the unjudged documents go (-J), as in trec_eval
+    trec = rows[np.lexsort((-run_d[rows], -score[rows], run_q[rows]))]
+    if depth is not None:
+        starts = np.flatnonzero(np.r_[True, run_q[trec][1:] != run_q[trec][:-1]])
+        place = np.arange(len(trec)) - np.repeat(starts, np.diff(np.r_[starts, len(trec)]))
+        trec = trec[place < depth]
+    if judged_only:
+        trec = trec[row_judged[trec]]
+    ranked = trec if ties == "trec_eval" else np.sort(trec, kind="stable")  # file order for the kernel's sort
+    ranked = ranked[np.argsort(run_q[ranked], kind="stable")]
+
+    # judged documents of the scored queries that were not ranked: they count in R and the ideal
+    judged_q = scored[qrels_q] & (grade >= 0)
+    missing = judged_q & ~np.isin(qrels_key, run_key[ranked])
+    extra = np.flatnonzero(missing)
+
+    q_all = np.concatenate([run_q[ranked], qrels_q[extra]])
+    order = np.argsort(q_all, kind="stable")  # per query: its ranked rows first, then the others
+    labels = np.concatenate([row_label[ranked], grade[extra]])[order]
+    judged = np.concatenate([row_judged[ranked].astype(np.float64), np.ones(len(extra))])[order]
+    scores = np.concatenate([score[ranked], np.zeros(len(extra))])[order]
+    q_sorted = q_all[order]
+    qids = np.flatnonzero(scored)
+    starts = np.searchsorted(q_sorted, np.r_[qids, len(qid_names)]).astype(np.int64)
+    n_ranked = np.bincount(run_q[ranked], minlength=len(qid_names))[qids].astype(np.int64)
+    check_labels(labels, "linear" if not isinstance(gain, str) else gain, name="qrels relevance")
+    if max_grade is None:
+        judged_grades = grade[grade >= 0]
+        max_grade = float(judged_grades.max()) if len(judged_grades) else 0.0
+    extra_settings = {
+        "complete": bool(complete), "depth": depth, "judged_only": bool(judged_only),
+        "n_queries_only_in_run": int((in_run & ~in_qrels).sum()),
+        "n_queries_only_in_qrels": int((in_qrels & ~in_run).sum()),
+    }
+    kernel_settings = {**settings, "ties": "stable" if ties == "trec_eval" else ties}
+    result = evaluate_sorted(specs, scores, labels, gains_of(labels, gain, "qrels relevance"), judged, starts,
+                             n_ranked, np.asarray(qid_names[qids], dtype=object), kernel_settings,
+                             max_grade=max_grade, extra_settings=extra_settings)
+    result.settings["ties"] = ties
+    return result
