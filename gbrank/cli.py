@@ -2,14 +2,15 @@
 
     gbrank evaluate RUN QRELS -m ndcg@10 -m ap [--empty zero] [--ties average] ...
     gbrank bench letor [--data example|mq2008|FOLDER] [--contenders ...] [--quick] ...
+    gbrank bench mf [--data movielens|citeulike|FILE] [--losses ...] [--nsr 1,2,5] ...
 
 Each sub-command is a pair of functions: ``_add_<name>(subparsers)`` declares its
 arguments and sets ``handler``; the handler imports what it needs (numpy, pandas, numba,
 the evaluator) only when it runs, so ``gbrank --help`` stays fast.  To add a sub-command,
 write such a pair and append the ``_add_`` function to ``SUBCOMMANDS``.  Benchmarks
 are sub-commands of ``gbrank bench``: their ``_add_bench_<name>(bench_subparsers)``
-functions are listed in ``BENCH_COMMANDS`` (a module that defines one imports only the
-standard library at top level).
+functions are listed in ``BENCH_COMMANDS``; their handlers call the public functions of
+``gbrank.bench`` (which never imports this module).
 """
 
 from __future__ import annotations
@@ -33,88 +34,115 @@ class CommandError(Exception):
 def _add_evaluate(subparsers) -> None:
     p = subparsers.add_parser(
         "evaluate",
-        help="evaluate a TREC run file against a qrels file",
+        help="evaluate a TREC run file against a qrels file, as trec_eval does",
         description=(
-            "Rank each query's documents of RUN by score (descending) and evaluate them with "
-            "the labels of QRELS. Run documents without a qrels line are not relevant; run "
-            "queries without any qrels line are left out; relevant qrels documents missing "
-            "from the run are NOT added: R and IDCG are those of the ranked list (trec_eval "
-            "counts them, so its recall, AP and nDCG are lower on such queries). The rank "
-            "column of RUN is ignored. trec_eval's numbers on tie-free runs: --gain linear "
-            "--empty zero."
+            "Evaluate RUN against QRELS with trec_eval's meaning: R, the ideal DCG and recall "
+            "denominators come from QRELS, so a relevant document the run did not retrieve lowers "
+            "AP, recall and nDCG; retrieved documents without a judgement (or with a negative "
+            "grade) are not relevant and count as unjudged. The rank column of RUN is ignored; "
+            "extra trailing fields and '#' comment lines are accepted; files may be gzipped. "
+            "trec_eval's numbers: --ties trec_eval (its order of tied scores, document id "
+            "descending). Metric names: gbrank's (ndcg@10, ap, rr, p@5, nrbp@0.95, bpref, err@20) or "
+            "trec_eval's (map, ndcg_cut.10, P.5,10, recall.100, recip_rank, Rprec, bpref, "
+            "success.1, set_F) or ranx's (mrr, map@10, hit_rate@10, f1@10)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("run", help="TREC run file: qid Q0 docid rank score tag")
     p.add_argument("qrels", help="TREC qrels file: qid 0 docid relevance")
     p.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
-                   help="metric such as ndcg@10, ap, rr, p@5, r@100, nrbp@0.95, auc; repeat "
-                        "for several (default: ndcg@1 ndcg@3 ndcg@5 ndcg@10 ap rr nrbp@0.95)")
-    p.add_argument("--empty", choices=("zero", "one", "skip"), default="zero",
-                   help="value of nDCG/AP/RR/nRBP/R@k/AUC/ranks on a query without a relevant "
-                        "ranked document, or skip such queries")
-    p.add_argument("--ties", choices=("average", "pessimistic", "optimistic", "stable"),
+                   help="a metric, repeat for several; trec_eval's 'P.5,10' gives P_5 and P_10 "
+                        "(default: map ndcg ndcg_cut_10 P_10 recall_100 recip_rank bpref Rprec)")
+    p.add_argument("-q", action="store_true", dest="per_query_trec",
+                   help="print trec_eval's layout, one 'measure qid value' line per query and measure, "
+                        "then the 'all' lines")
+    p.add_argument("-l", "--level", type=float, default=1.0, dest="relevance_level", metavar="L",
+                   help="relevance level: a document is relevant when its grade >= L (trec_eval -l)")
+    p.add_argument("-c", action="store_true", dest="complete",
+                   help="score queries of QRELS without run lines as empty runs (trec_eval -c)")
+    p.add_argument("-M", type=int, default=None, dest="depth", metavar="K",
+                   help="keep the first K documents of each query, in trec_eval's order (trec_eval -M)")
+    p.add_argument("-J", action="store_true", dest="judged_only",
+                   help="remove unjudged documents before ranking (trec_eval -J)")
+    p.add_argument("--ties", choices=("average", "trec_eval", "pessimistic", "optimistic", "stable"),
                    default="average",
-                   help="equal scores: expectation over all their orders, relevant last, "
-                        "relevant first, or file order")
-    p.add_argument("--gain", choices=("exp", "linear"), default="exp",
-                   help="nDCG/DCG gain: 2**rel - 1 or rel (trec_eval uses rel)")
-    p.add_argument("--relevance-threshold", type=float, default=1.0, metavar="T",
-                   help="binary metrics count a document relevant when rel >= T")
-    p.add_argument("--ap-divisor", choices=("R", "min(R,k)"), default="R",
-                   help="divisor of AP@k")
-    p.add_argument("--per-query", action="store_true", help="also print one row per query")
-    p.add_argument("--format", choices=("text", "csv", "json"), default="text", dest="fmt",
-                   help="output format")
+                   help="equal scores: expectation over all their orders, trec_eval's order (document id "
+                        "descending), relevant last, relevant first, or file order")
+    p.add_argument("--gain", choices=("linear", "exp"), default="linear",
+                   help="nDCG/DCG gain: the grade (trec_eval) or 2**grade - 1")
+    p.add_argument("--empty", choices=("zero", "one", "skip"), default="zero",
+                   help="value of a metric on a query without a relevant document (trec_eval: zero), "
+                        "or skip such queries")
+    p.add_argument("--ap-divisor", choices=("R", "min(R,k)"), default="R", help="divisor of AP@k")
+    p.add_argument("--per-query", action="store_true", help="also print one row per query (table formats)")
+    p.add_argument("--format", choices=("text", "csv", "json", "trec"), default="text", dest="fmt",
+                   help="output: a table of means with confidence intervals, CSV, JSON, or trec_eval's "
+                        "'measure all value' lines")
+    p.add_argument("--digits", type=int, default=4, help="decimals in the trec layout (trec_eval prints 4)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="level of the Student-t interval of each mean (text and json)")
     p.set_defaults(handler=_run_evaluate)
 
 
+def _trec_names(names) -> list[str]:
+    """trec_eval's ``-m P.5,10`` form expanded to ``P_5, P_10``; other names as given."""
+    out = []
+    for name in names:
+        base, dot, params = name.partition(".")
+        if dot and params and all(p.strip().isdigit() for p in params.split(",")):
+            out.extend(f"{base}_{p.strip()}" for p in params.split(","))
+        else:
+            out.append(name)
+    return out
+
+
 def _run_evaluate(args: argparse.Namespace, out) -> int:
     import json
 
-    from gbrank.evaluation import DEFAULT_METRICS, evaluate
-    from gbrank.evaluation._trec import join_run_qrels, read_qrels, read_run
+    from gbrank.evaluation import DEFAULT_RUN_METRICS, evaluate_run
+    from gbrank.metrics import parse
 
+    names = _trec_names(args.metrics or list(DEFAULT_RUN_METRICS))
     try:
-        run = read_run(args.run)
-        qrels = read_qrels(args.qrels)
-        data = join_run_qrels(run, qrels, args.relevance_threshold)
-        if len(data.qid) == 0:
+        result = evaluate_run(args.run, args.qrels, names, relevance_level=args.relevance_level,
+                              complete=args.complete, depth=args.depth, judged_only=args.judged_only,
+                              ties=args.ties, gain=args.gain, empty=args.empty, ap_divisor=args.ap_divisor)
+        if len(result.per_query) == 0 and result.n_empty == 0:
             raise CommandError(f"no query of {args.run!r} has a line in {args.qrels!r}: nothing to evaluate")
-        result = evaluate(
-            data.label, data.score, data.qid, args.metrics or list(DEFAULT_METRICS),
-            relevance_threshold=args.relevance_threshold, gain=args.gain, empty=args.empty,
-            ties=args.ties, ap_divisor=args.ap_divisor,
-        )
         summary = result.summary(args.confidence)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TypeError) as exc:
         raise CommandError(str(exc)) from None
 
+    settings = dict(result.settings)
     notes = []
-    if len(data.unjudged_qids):
-        notes.append(f"{len(data.unjudged_qids)} run queries without qrels were left out "
-                     f"(e.g. {', '.join(map(str, data.unjudged_qids[:3]))})")
-    if data.n_relevant_unranked:
-        notes.append(f"{data.n_relevant_unranked} relevant qrels documents are not in the run; "
-                     "R and IDCG count only the ranked documents")
+    if settings["n_queries_only_in_run"]:
+        notes.append(f"{settings['n_queries_only_in_run']} run queries have no qrels line and were left out")
+    if settings["n_queries_only_in_qrels"]:
+        how = "scored as empty runs (-c)" if args.complete else "left out (-c scores them as empty runs)"
+        notes.append(f"{settings['n_queries_only_in_qrels']} qrels queries have no run line: {how}")
     if result.n_empty:
         what = "left out" if args.empty == "skip" else f"scored by --empty {args.empty}"
-        notes.append(f"{result.n_empty} queries have no relevant ranked document ({what})")
+        notes.append(f"{result.n_empty} queries have no relevant document in the qrels ({what})")
     for note in notes:
         print(f"gbrank evaluate: note: {note}", file=sys.stderr)
 
-    settings = dict(result.settings)
     per_query = result.per_query
-    if args.fmt == "json":
+    if args.per_query_trec or args.fmt == "trec":
+        columns = [str(parse(n)) for n in names]
+        width = max(22, *(len(n) for n in names))
+        if args.per_query_trec:
+            for qid, row in per_query.iterrows():
+                for name, col in zip(names, columns):
+                    out.write(f"{name:<{width}}\t{qid}\t{row[col]:.{args.digits}f}\n")
+        means = per_query[columns].mean()
+        for name, col in zip(names, columns):
+            out.write(f"{name:<{width}}\tall\t{means[col]:.{args.digits}f}\n")
+    elif args.fmt == "json":
         doc = {
             "settings": settings,
             "n_queries": int(len(per_query)),
             "n_empty": result.n_empty,
             "skipped_qids": [str(q) for q in result.skipped_qids],
-            "unjudged_qids": [str(q) for q in data.unjudged_qids],
-            "n_relevant_unranked": data.n_relevant_unranked,
             "summary": _records(summary),
         }
         if args.per_query:
@@ -171,7 +199,8 @@ def _add_bench_letor(bench_subparsers) -> None:
             "vali split (the same gbrank metric, patience and round budget for all), predict the "
             "test split, and write per-query scores, summary.md/json (means with 95% CIs, paired "
             "t-tests against --baseline with Holm's correction), plots and config.json to --out. "
-            "Finished runs are cached in --out/runs and skipped when the command is run again. "
+            "Finished runs are cached in --out/runs and skipped when the command is run again; "
+            "processes sharing one --out split the runs. "
             "Evaluation: gbrank.evaluate, queries without a relevant document score 0, tied "
             "scores averaged over their orders."
         ),
@@ -185,7 +214,7 @@ def _add_bench_letor(bench_subparsers) -> None:
                    help="fold numbers to run, e.g. 1,3 (default: all)")
     p.add_argument("--contenders", action="append", default=None, metavar="NAMES",
                    help="comma-separated contender names, groups (default, builtin, catboost, "
-                        "gbrank, bounded, lightgbm, xgboost, all) or globs such as "
+                        "gbrank, normalised, bounded, lightgbm, xgboost, all) or globs such as "
                         "'gbrank:nrbp*'; repeatable (default: 'default' = the libraries' own "
                         "objectives and gbrank's unbounded objectives on LightGBM; --quick: a "
                         "handful); --list-contenders shows them")
@@ -224,7 +253,7 @@ def _add_bench_letor(bench_subparsers) -> None:
 def _run_bench_letor(args: argparse.Namespace, out) -> int:
     import shlex
 
-    from gbrank.bench._letor import contender_listing, prepare_letor, run_letor
+    from gbrank.bench import contender_listing, prepare_letor, run_letor
 
     if args.list_contenders:
         out.write(contender_listing() + "\n")
@@ -244,11 +273,113 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
     return 0
 
 
-def _add_bench_mf(bench_subparsers) -> None:
-    """``gbrank bench mf``: declared in gbrank.bench._mf_cli (standard library only at its top)."""
-    from gbrank.bench._mf_cli import _add_bench_mf as add
+_MF_LOSSES_HELP = (
+    "comma-separated loss names (listwise_ndcg, lambda_nrbp@0.95, listwise_nrbp+minmax, kos_warp, ...) or "
+    "groups: listwise, lambda, kos, bounded (listwise_nrbp+minmax), boundings (listwise nDCG, AP, nRBP x minmax, "
+    "expectation, expectation_max, distribution), sampled (warp, bpr), default (listwise + lambda + kos + "
+    "bounded), all; repeatable (default: 'default'; --quick: four losses)")
 
-    add(bench_subparsers)
+
+def _add_bench_mf(bench_subparsers) -> None:
+    p = bench_subparsers.add_parser(
+        "mf",
+        help="the recommendation protocol of Li et al. 2021 with gbrank's MF: losses x NSR x random splits",
+        description=(
+            "For every NSR (negatives per positive) and seeded random split (ratings >= threshold "
+            "are positives; users with at least --min-positives positives; 20% of each user's "
+            "positives held out; NSR x as many sampled test negatives), train matrix factorisation "
+            "with every chosen loss, choosing the epoch on a validation split of each user's "
+            "training positives (never the test set). Evaluate each model on the full catalogue "
+            "(every never-interacted item ranked), on the sampled test lists (the paper's "
+            "protocol), and with the corrected sampled estimate of the full-catalogue metric "
+            "(Krichene & Rendle 2020). Writes per-user scores, summary.md/json (means with 95% "
+            "CIs, paired t-tests against --baseline with Holm's correction) and plots for each "
+            "protocol to OUT/full, OUT/sampled, OUT/corrected, and OUT/summary.md and "
+            "OUT/config.json. Finished runs are cached in OUT/runs and reused when the command "
+            "is run again with the same settings; processes sharing one OUT split the runs."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--data", default="movielens",
+                   help="'movielens' (ml-latest-small) or 'citeulike' (CiteULike-a) under $GBRANK_DATA, or a "
+                        "path: a MovieLens ratings file/folder, a CiteULike users.dat, or a CSV/TSV file with "
+                        "a header naming columns user, item and optionally rating")
+    p.add_argument("--nsr", default=None,
+                   help="negative sampling ratios, comma-separated (default 1,2,5; --quick: 1)")
+    p.add_argument("--splits", type=int, default=None,
+                   help="seeded random splits per NSR; split i uses seed --seed + i (default 3; --quick: 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first split (and of its models)")
+    p.add_argument("--losses", action="append", default=None, metavar="NAMES", help=_MF_LOSSES_HELP)
+    p.add_argument("--baseline", default="listwise_nrbp",
+                   help="loss the others are tested against (added if not selected)")
+    p.add_argument("--epochs", type=int, default=None, help="most epochs per model (default 40; --quick: 3)")
+    p.add_argument("--patience", type=int, default=None,
+                   help="stop after this many epochs without validation improvement (default 8; --quick: 2)")
+    p.add_argument("--learning-rate", type=float, default=0.01)
+    p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
+    p.add_argument("--n-factors", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=32, help="users (lists) per step")
+    p.add_argument("--validation-size", type=float, default=0.1,
+                   help="share of each user's training positives held out to choose the epoch")
+    p.add_argument("--relevance-threshold", type=float, default=None,
+                   help="rating that makes a positive (default: 4 for MovieLens ratings, 1 otherwise)")
+    p.add_argument("--min-positives", type=int, default=25, help="users with fewer positives are left out")
+    p.add_argument("--negatives", choices=("unrated", "non_relevant"), default="unrated",
+                   help="draw a user's negatives from the items it never rated, or from every item it did not "
+                        "rate as relevant (the thesis: ratings below the threshold are dropped before splitting)")
+    p.add_argument("--epoch-on", choices=("validation", "test"), default="validation",
+                   help="choose each model's epoch on a validation split of the training positives, or on the "
+                        "test lists themselves (the papers' choice; optimistic for the sampled protocol)")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: NSR 1, one split, four losses, 3 epochs (unless given)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
+    p.add_argument("--jobs", type=int, default=1, help="runs trained in parallel (processes)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch/numba threads per run (default cores // jobs); with --jobs 1 the runs happen in "
+                        "this process, which gets this budget when torch has not been loaded yet")
+    p.add_argument("--out", default=None, help="output folder (default runs/bench-mf-<data>)")
+    p.add_argument("--report-only", action="store_true",
+                   help="train nothing: write the reports from the finished runs in OUT/runs, leaving out every "
+                        "(NSR, split) that some loss has not finished (named in the reports)")
+    p.add_argument("--no-plots", dest="plots", action="store_false", help="write the reports without PNGs")
+    p.set_defaults(handler=_run_bench_mf)
+
+
+def _run_bench_mf(args: argparse.Namespace, out) -> int:
+    import os
+    import shlex
+    import sys
+
+    if args.threads is not None and args.threads < 1:
+        raise CommandError(f"--threads must be a positive integer, got {args.threads}")
+    if "torch" not in sys.modules and "numba" not in sys.modules:
+        # the runs of --jobs 1 happen in this process: give torch and numba the thread budget
+        # before they load (workers of --jobs > 1 set their own)
+        threads = args.threads or max(1, (os.cpu_count() or 1) // max(1, args.jobs))
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+            os.environ[var] = str(threads)
+
+    from gbrank.bench import prepare_mf, run_mf
+
+    try:
+        plan = prepare_mf(data=args.data, nsr=args.nsr, splits=args.splits, seed=args.seed, losses=args.losses,
+                          baseline=args.baseline, epochs=args.epochs, patience=args.patience,
+                          learning_rate=args.learning_rate, optimizer=args.optimizer, n_factors=args.n_factors,
+                          batch_size=args.batch_size, validation_size=args.validation_size,
+                          relevance_threshold=args.relevance_threshold, min_positives=args.min_positives,
+                          device=args.device, jobs=args.jobs, threads=args.threads, out=args.out,
+                          quick=args.quick, plots=args.plots, report_only=args.report_only,
+                          negatives=args.negatives, epoch_on=args.epoch_on,
+                          command=" ".join(["gbrank", *(shlex.quote(a) for a in getattr(args, "argv", []))]))
+    except (OSError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        run_mf(plan, write=lambda text: print(text, file=out, flush=True))
+    except ValueError as exc:
+        if args.report_only:  # nothing finished to report
+            raise CommandError(str(exc)) from None
+        raise
+    return 0
 
 
 BENCH_COMMANDS: list[Callable] = [_add_bench_letor, _add_bench_mf]

@@ -1,13 +1,14 @@
 """gbrank objectives inside LightGBM and XGBoost: reproducing the built-ins, the adapters,
-and the native API against GBRanker.  One suite parametrised over backends where it can."""
+and the native API against GBRanker; and one suite parametrised over the backend registry
+(every record: consistent, early-stops on a gbrank metric, applies its weight rule)."""
 
 import lightgbm as lgb
 import numpy as np
 import pytest
 import xgboost as xgb
 
-from gbrank.backends import (LGBMRankerObjective, LightGBMMetric, LightGBMObjective, XGBoostMetric,
-                             XGBoostObjective)
+from gbrank.backends import (BACKENDS, SETTINGS, Backend, CatBoostMetric, LGBMRankerObjective, LightGBMMetric,
+                             LightGBMObjective, MetricCallback, XGBoostMetric, XGBoostObjective)
 from gbrank.datasets import load_letor, make_letor
 from gbrank.estimators import GBRanker
 from gbrank.lambdas import LambdaObjective
@@ -147,3 +148,71 @@ def test_one_long_list_trains_within_1_gb():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     assert bench.long_list_peak_rss_mib() < 1024
+
+
+# ---------------------------------------------------------------------------------------
+# one suite over the backend registry: every record trains, early-stops on a gbrank metric,
+# applies its weight rule and reports the evaluator's numbers
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_every_backend_record_is_consistent(name):
+    record = BACKENDS[name]
+    assert record.name == name and record.objectives
+    assert set(record.params) <= set(SETTINGS) and record.tree_size in record.params
+    assert record.binary_objectives <= set(record.objectives)
+    # settings left at None: only the library's values for "unset", the fixed and derived ones
+    params = record.library_params({s: None for s in SETTINGS if s != "subsample"})
+    derived = record.derived({}) if record.derived else {}
+    assert set(params) == {record.params[s] for s in record.unset} | set(record.fixed) | set(derived)
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_every_backend_early_stops_on_a_gbrank_metric(small, name):
+    import gbrank
+
+    X, y, qid = small
+    cut = np.searchsorted(qid, qid[len(qid) * 2 // 3])
+    record = BACKENDS[name]
+    objective = f"{name}:{record.objectives[0]}"
+    model = GBRanker(objective, backend=name, n_estimators=60, learning_rate=0.3, eval_metric="ndcg@10",
+                     early_stopping_rounds=4, random_state=0, n_jobs=1).fit(
+        X[:cut], y[:cut], qid=qid[:cut], eval_set=[(X[cut:], y[cut:], qid[cut:])])
+    history = model.evals_result_["valid_0"]["ndcg@10"]
+    assert len(history) == min(60, model.best_iteration_ + 4) and history[model.best_iteration_ - 1] == max(history)
+    direct = gbrank.evaluate(y[cut:], model.predict(X[cut:]), qid[cut:], "ndcg@10").mean().iloc[0]
+    assert history[model.best_iteration_ - 1] == pytest.approx(direct, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_every_backend_applies_its_weight_rule(name):
+    record = BACKENDS[name]
+    ptr = np.array([0, 2, 5])
+    per_query = np.array([1.0, 1.0, 3.0, 3.0, 3.0])
+    varying = np.array([1.0, 2.0, 3.0, 3.0, 3.0])
+    expected = {"row": per_query, "query": np.array([1.0, 3.0]), "query-as-rows": per_query}[record.weights]
+    np.testing.assert_array_equal(record.library_weights(per_query, ptr), expected)
+    if record.weights == "row":
+        np.testing.assert_array_equal(record.library_weights(varying, ptr), varying)
+    else:
+        with pytest.raises(ValueError, match=f"{record.label}'s ranking weights are per query"):
+            record.library_weights(varying, ptr)
+
+
+def test_catboost_metric_reports_the_evaluator_numbers(small):
+    import gbrank
+
+    X, y, qid = small
+    scores = np.random.default_rng(0).random(len(y))
+    ptr = np.r_[0, np.cumsum(_sizes(qid))]
+    metric = CatBoostMetric(["nrbp@0.95", "ndcg@10"]).bound(y, ptr)
+    expected = gbrank.evaluate(y, scores, qid, ["nrbp@0.95"]).mean().iloc[0]
+    assert metric.evaluate([scores], y, None) == (pytest.approx(expected), 1.0)
+    assert metric.evaluate([scores[:-1]], y[:-1], None) == (0.0, 1.0)  # CatBoost's call on the learning set
+    assert metric.is_max_optimal()
+
+
+def test_a_backend_record_refuses_unknown_settings():
+    with pytest.raises(ValueError, match="unknown settings"):
+        Backend(name="x", label="X", extra="x", train=None, predict=None, metric=MetricCallback,
+                params={"leaves": "num_leaves"})

@@ -154,11 +154,28 @@ def test_contender_selection():
     names = [c.name for c in select_contenders(["gbrank:nrbp@0.95*"], baseline="lightgbm:lambdarank")]
     assert names == ["lightgbm:lambdarank", "gbrank:nrbp@0.95", *(f"gbrank:nrbp@0.95+{b}" for b in
                      ("minmax", "expectation", "expectation_max", "distribution"))]
-    assert len(select_contenders(["all"], baseline="lightgbm:lambdarank")) == len(REGISTRY) == 70
+    assert len(select_contenders(["all"], baseline="lightgbm:lambdarank")) == len(REGISTRY) == 76
     assert len(select_contenders(["bounded"], baseline="lightgbm:lambdarank")) == 49
     default = {c.name for c in select_contenders(None, baseline="lightgbm:lambdarank")}
     assert "catboost:LambdaMart:metric=MRR" in default and "gbrank:nrbp@0.8" in default
-    assert not any(c.startswith("gbrank-xgb") or "+" in c for c in default)
+    assert not any(c.startswith(("gbrank-xgb", "gbrank-norm")) or "+" in c for c in default)
+    normalised = [c.name for c in select_contenders(["normalised"], baseline="lightgbm:lambdarank")]
+    assert normalised == ["lightgbm:lambdarank", *(f"gbrank-norm:{m}" for m in
+                                                   ("ndcg", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"))]
+    # the builtins come from the backend records, every library's own objectives
+    from gbrank.backends import BACKENDS
+
+    assert {c.name for c in select_contenders(["builtin"], baseline="lightgbm:lambdarank")} == {
+        f"{b.name}:{o}" for b in BACKENDS.values() for o in b.objectives}
+
+
+def test_cache_keys_of_existing_contenders_are_stable():
+    """Runs cached before the backend records and the normalised contenders keep their keys."""
+    settings = {"early_stopping_metric": "ndcg@10", "rounds": 6, "patience": 2, "learning_rate": 0.05,
+                "num_leaves": 31, "catboost_depth": 6, "seed": 0, "vali_fraction": 0.2}
+    assert run_key(REGISTRY["gbrank:ndcg"], "Fold1", "data", settings) == "1ed2aa5628f3b030"
+    assert run_key(REGISTRY["lightgbm:lambdarank"], "Fold1", "data", settings) == "549768dfeca3be6a"
+    assert run_key(REGISTRY["gbrank-norm:ndcg"], "Fold1", "data", settings) != "1ed2aa5628f3b030"
 
 
 def _error(argv, capsys):

@@ -192,11 +192,18 @@ def test_summary_equals_a_direct_evaluation(bench_run):
 
 
 def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
+    from gbrank.bench import RunStore
+    from gbrank.bench._mf import cached_run, prepare_mf, run_name, run_versions
+
     data, out, _ = bench_run
     runs = out / "runs"
-    before = {p.name: p.stat().st_mtime_ns for p in runs.iterdir()}
+    before = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.npz")}
+    assert len(before) == 4 and not list(runs.glob("*.tmp"))  # one file per run, no leftovers
     first = json.loads((out / "full" / "summary.json").read_text())["contenders"]
-    (runs / "ratings-nsr2-seed3-lambda_ndcg.json").unlink()  # as if killed before this run finished
+    plan = prepare_mf(data=str(data), nsr="1,2", splits=1, seed=3, losses=["listwise_nrbp", "lambda_ndcg"],
+                      epochs=2, patience=1, out=str(out), jobs=1, threads=1)
+    removed = RunStore(runs).path(run_name(plan, 2, 3, "lambda_ndcg"))
+    removed.unlink()  # as if killed before this run finished
     # --report-only reports the splits every loss finished and names the others
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(tmp_path / "partial"), *ARGS,
                             "--no-plots", "--report-only"])
@@ -208,30 +215,48 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     partial = json.loads((out / "full" / "summary.json").read_text())
     assert set(partial["splits"]["lambda_ndcg"]) == {"nsr1-seed3"}
     assert "nsr2-seed3" in (out / "summary.md").read_text()
-    assert not (runs / "ratings-nsr2-seed3-lambda_ndcg.json").exists()  # nothing was trained
+    assert not removed.exists()  # nothing was trained
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots"])
     assert code == 0, err
     assert "4 runs, 3 cached, 1 to train" in text
-    after = {p.name: p.stat().st_mtime_ns for p in runs.iterdir()}
-    changed = {n for n in after if after[n] != before.get(n)}
-    assert changed == {"ratings-nsr2-seed3-lambda_ndcg.json", "ratings-nsr2-seed3-lambda_ndcg.csv.gz"}
+    after = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.npz")}
+    assert {n for n in after if after[n] != before.get(n)} == {removed.name}
     again = json.loads((out / "full" / "summary.json").read_text())["contenders"]
     assert again == first  # seeded on the CPU: the retrained run is the same model
     # other settings do not reuse the cache
-    from gbrank.bench._mf import cached_run, prepare_mf
-
-    plan = prepare_mf(data=str(data), nsr="1,2", splits=1, seed=3, losses=["listwise_nrbp", "lambda_ndcg"],
-                      epochs=2, patience=1, out=str(out), jobs=1, threads=1)
     assert cached_run(plan, 2, 3, "lambda_ndcg") is not None
-    # nor a run made under other versions
-    meta_path = runs / "ratings-nsr2-seed3-lambda_ndcg.json"
-    meta = json.loads(meta_path.read_text())
-    assert meta["versions"]["torch"] == pytest.importorskip("torch").__version__
-    meta_path.write_text(json.dumps({**meta, "versions": {**meta["versions"], "torch": "0.0"}}))
+    # nor a run made under other versions, and the log says so
+    store, name = RunStore(runs), run_name(plan, 2, 3, "lambda_ndcg")
+    run = store.load(name)
+    assert run.record["versions"] == run_versions()
+    assert run.record["versions"]["torch"] == pytest.importorskip("torch").__version__
+    store.save(name, run.arrays, {**run.record, "versions": {**run.record["versions"], "torch": "0.0"}})
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
-    meta_path.write_text(json.dumps(meta))
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots"])
+    assert code == 0, err
+    assert "4 runs, 3 cached, 1 to train" in text and "1 cached run(s) were made under other library versions" in text
     plan.epochs = 4
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
+
+
+def test_bench_mf_options_select_the_protocol(tmp_path):
+    """--negatives and --epoch-on enter the cache key only when chosen, reach the model and
+    are stated in the report; the bounded listwise losses are one group."""
+    from gbrank.bench._mf_plan import LOSS_GROUPS, parse_losses, prepare_mf
+
+    assert len(parse_losses(["boundings"])) == 12 and "listwise_ap+distribution" in LOSS_GROUPS["boundings"]
+    data = _ratings(tmp_path / "ratings.csv", n_users=30)
+    plan = prepare_mf(data=str(data), nsr="1", splits=1, losses=["listwise_nrbp"], epochs=2, patience=1,
+                      out=str(tmp_path / "o"), jobs=1, threads=1)
+    assert "negatives" not in plan.training_settings() and "epoch_on" not in plan.training_settings()
+    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(tmp_path / "o"), "--nsr", "1",
+                            "--splits", "1", "--losses", "listwise_nrbp", "--epochs", "2", "--patience", "1",
+                            "--threads", "1", "--no-plots", "--epoch-on", "test", "--negatives", "non_relevant"])
+    assert code == 0, err
+    md = (tmp_path / "o" / "summary.md").read_text()
+    assert "Epoch chosen on the test lists" in md and "--negatives non_relevant" in md
+    config = json.loads((tmp_path / "o" / "config.json").read_text())
+    assert config["plan"]["epoch_on"] == "test" and config["plan"]["negatives"] == "non_relevant"
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,4 +1,5 @@
-"""GBRanker: one behavioural suite over both backends, scikit-learn tools, and bad inputs."""
+"""GBRanker: one behavioural suite over the backends, scikit-learn tools, bad inputs, and the
+library parameters each backend record produces (pinned)."""
 
 import pickle
 
@@ -36,7 +37,9 @@ def test_default_settings_learn(data, backend, objective):
 @pytest.mark.parametrize("backend, builtin", [("lightgbm", "lightgbm:lambdarank"),
                                               ("lightgbm", "lightgbm:rank_xendcg"),
                                               ("xgboost", "xgboost:rank:ndcg"),
-                                              ("xgboost", "xgboost:rank:pairwise")])
+                                              ("xgboost", "xgboost:rank:pairwise"),
+                                              ("catboost", "catboost:YetiRank"),
+                                              ("catboost", "catboost:LambdaMart:metric=NDCG")])
 def test_builtin_objectives_run_through_the_estimator(data, backend, builtin):
     (X, y, qid), (Xt, yt, qt) = data
     model = GBRanker(builtin, backend=backend, n_estimators=30, random_state=0).fit(X, y, qid=qid)
@@ -98,11 +101,14 @@ def test_not_fitted_and_feature_count():
 
 
 @pytest.mark.parametrize("kwargs, fit_change, message", [
-    ({"objective": "mrr"}, {}, "unknown objective metric"),
+    ({"objective": "ndgc"}, {}, "unknown objective metric"),
     ({"objective": "nrbp@1.5"}, {}, "strictly between 0 and 1"),
     ({"objective": "xgboost:rank:ndcg"}, {}, "use backend='xgboost'"),
     ({"objective": "lightgbm:lambdamart"}, {}, "unknown built-in objective"),
-    ({"backend": "catboost"}, {}, "backend must be one of"),
+    ({"backend": "sklearn"}, {}, "backend must be one of"),
+    ({"backend": "catboost"}, {}, "CatBoost takes no gbrank objective"),
+    ({"objective": "catboost:YetiRank"}, {}, "use backend='catboost'"),
+    ({"objective": "catboost:YetiRank", "backend": "catboost", "num_leaves": 7}, {}, "no equivalent of"),
     ({}, {"qid": "interleaved"}, "more than one run of rows"),
     ({}, {"qid": None}, "pass qid"),
     ({}, {"y": "short"}, "one entry per row"),
@@ -139,3 +145,61 @@ def test_objective_instance_is_used_as_given(data):
     obj = LambdaObjective.like_lightgbm()
     model = GBRanker(obj, n_estimators=3).fit(X, y, qid=qid)
     assert model.objective_ is obj
+
+
+def test_catboost_early_stops_on_a_gbrank_metric_and_weighs_queries(data):
+    (X, y, qid), (Xt, yt, qt) = data
+    model = GBRanker("catboost:YetiRank", backend="catboost", n_estimators=200, learning_rate=0.3, max_depth=4,
+                     eval_metric=["nrbp@0.95"], early_stopping_rounds=5, random_state=0, n_jobs=1).fit(
+        X, y, qid=qid, eval_set=[(Xt, yt, qt)])
+    history = model.evals_result_["valid_0"]["nrbp@0.95"]
+    assert model.best_iteration_ < 200 and len(history) == model.best_iteration_ + 5
+    assert history[model.best_iteration_ - 1] == max(history)
+    # the best round's watched value is that of the kept model's predictions
+    best = gbrank.evaluate(yt, model.predict(Xt), qt, "nrbp@0.95").mean().iloc[0]
+    assert history[model.best_iteration_ - 1] == pytest.approx(best, abs=1e-12)
+    w = np.ones(len(y))
+    w[1] = 2.0
+    with pytest.raises(ValueError, match="CatBoost's ranking weights are per query"):
+        GBRanker("catboost:YetiRank", backend="catboost", n_estimators=2).fit(X, y, qid=qid, sample_weight=w)
+
+
+# The library parameters GBRanker produced before the backend records (pinned: a record
+# must not change a model).
+PINNED = [
+    ("lightgbm", {}, "ndcg",
+     {"learning_rate": 0.1, "num_leaves": 31, "max_depth": -1, "bagging_fraction": 1.0, "bagging_freq": 0,
+      "feature_fraction": 1.0, "lambda_l2": 0.0, "min_sum_hessian_in_leaf": 1e-3}),
+    ("lightgbm", {}, "lightgbm:lambdarank",
+     {"learning_rate": 0.1, "num_leaves": 31, "max_depth": -1, "bagging_fraction": 1.0, "bagging_freq": 0,
+      "feature_fraction": 1.0, "lambda_l2": 0.0}),
+    ("lightgbm", {"learning_rate": 0.05, "num_leaves": 15, "max_depth": 6, "min_child_weight": 0.5,
+                  "subsample": 0.8, "colsample_bytree": 0.7, "reg_lambda": 1.5, "random_state": 3, "n_jobs": 2,
+                  "backend_params": {"deterministic": True, "lambda_l2": 2.0}}, "ap",
+     {"learning_rate": 0.05, "num_leaves": 15, "max_depth": 6, "bagging_fraction": 0.8, "bagging_freq": 1,
+      "feature_fraction": 0.7, "lambda_l2": 2.0, "min_sum_hessian_in_leaf": 0.5, "seed": 3, "num_threads": 2,
+      "deterministic": True}),
+    ("xgboost", {}, "ndcg",
+     {"eta": 0.1, "max_leaves": 31, "max_depth": 0, "grow_policy": "lossguide", "tree_method": "hist",
+      "subsample": 1.0, "colsample_bytree": 1.0, "lambda": 0.0, "base_score": 0.0, "min_child_weight": 1e-3}),
+    ("xgboost", {}, "xgboost:rank:ndcg",
+     {"eta": 0.1, "max_leaves": 31, "max_depth": 0, "grow_policy": "lossguide", "tree_method": "hist",
+      "subsample": 1.0, "colsample_bytree": 1.0, "lambda": 0.0, "base_score": 0.0}),
+    ("xgboost", {"learning_rate": 0.05, "num_leaves": 15, "max_depth": 6, "min_child_weight": 0.5,
+                 "subsample": 0.8, "colsample_bytree": 0.7, "reg_lambda": 1.5, "random_state": 3, "n_jobs": 2,
+                 "backend_params": {"max_bin": 63}}, "rr",
+     {"eta": 0.05, "max_leaves": 15, "max_depth": 6, "grow_policy": "lossguide", "tree_method": "hist",
+      "subsample": 0.8, "colsample_bytree": 0.7, "lambda": 1.5, "base_score": 0.0, "min_child_weight": 0.5,
+      "seed": 3, "nthread": 2, "max_bin": 63}),
+    ("catboost", {"learning_rate": 0.05, "max_depth": 6, "random_state": 3, "n_jobs": 2}, "catboost:YetiRank",
+     {"learning_rate": 0.05, "depth": 6, "random_seed": 3, "thread_count": 2}),
+    ("catboost", {}, "catboost:YetiRank", {"learning_rate": 0.1}),
+]
+
+
+@pytest.mark.parametrize("backend, kwargs, objective, expected", PINNED)
+def test_library_parameters_are_pinned(backend, kwargs, objective, expected):
+    from gbrank.estimators import resolve_objective
+
+    model = GBRanker(objective, backend=backend, **kwargs)
+    assert model._library_params(resolve_objective(objective, backend)) == expected

@@ -1,10 +1,16 @@
-"""Adapters from gbrank objectives and metrics to each boosting library's calling
-convention.  Importing this package imports neither library; each ``_x`` module
-imports library x only inside the functions that train."""
+"""The boosting libraries as gbrank uses them: one :class:`Backend` record per library
+(train, predict, metric adapter, parameter names, weight rule, built-in objectives) in
+:data:`BACKENDS`, and the adapters of gbrank objectives and metrics to each library's
+calling convention.  Importing this package imports no library; each ``_x`` module imports
+library x only inside the functions that train and predict."""
 
+from ._catboost import CatBoostMetric
 from ._common import MetricCallback, ptr_from_sizes
 from ._lightgbm import LGBMRankerObjective, LightGBMMetric, LightGBMObjective
-from ._xgboost import XGBoostMetric, XGBoostObjective
+from ._record import SETTINGS, Backend
+from ._registry import BACKENDS, get_backend
+from ._xgboost import XGBoostMetric, XGBoostObjective, xgboost_early_stopping, xgboost_params
 
-__all__ = ["LightGBMObjective", "LGBMRankerObjective", "LightGBMMetric", "XGBoostObjective",
-           "XGBoostMetric", "MetricCallback", "ptr_from_sizes"]
+__all__ = ["Backend", "BACKENDS", "get_backend", "SETTINGS", "LightGBMObjective", "LGBMRankerObjective",
+           "LightGBMMetric", "XGBoostObjective", "XGBoostMetric", "CatBoostMetric", "MetricCallback",
+           "ptr_from_sizes", "xgboost_early_stopping", "xgboost_params"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import MetricCallback, ptr_from_sizes
+from ._record import Backend
 
 
 class LightGBMObjective:
@@ -89,3 +90,19 @@ def train_lightgbm(params, X, y, ptr, weight, eval_sets, objective, metric, n_es
 
 def predict_lightgbm(booster, X, best_iteration):
     return booster.predict(X, num_iteration=best_iteration)
+
+
+def _bagging_freq(settings) -> dict:
+    """LightGBM bags rows only when ``bagging_freq`` > 0: once per round when subsampling."""
+    return {"bagging_freq": 1 if settings.get("subsample", 1.0) < 1 else 0}
+
+
+LIGHTGBM = Backend(
+    name="lightgbm", label="LightGBM", extra="lightgbm",
+    train=train_lightgbm, predict=predict_lightgbm, metric=LightGBMMetric, objectives=("lambdarank", "rank_xendcg"),
+    params={"learning_rate": "learning_rate", "num_leaves": "num_leaves", "max_depth": "max_depth",
+            "min_child_weight": "min_sum_hessian_in_leaf", "subsample": "bagging_fraction",
+            "colsample_bytree": "feature_fraction", "reg_lambda": "lambda_l2", "random_state": "seed",
+            "n_jobs": "num_threads"},
+    unset={"max_depth": -1}, derived=_bagging_freq,
+)

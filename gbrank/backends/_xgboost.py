@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import MetricCallback
+from ._record import Backend
 
 
 def _group_ptr(dmatrix) -> np.ndarray:
@@ -46,7 +47,7 @@ class XGBoostMetric(MetricCallback):
         return [(name, value) for name, value, _ in vals]
 
 
-def early_stopping_callback(metric, rounds, data_name):
+def xgboost_early_stopping(metric, rounds, data_name):
     """Early stopping on the first of a ``MetricCallback``'s metrics on evaluation set
     ``data_name`` (XGBoost's own ``early_stopping_rounds`` watches the *last* metric)."""
     import xgboost as xgb
@@ -56,7 +57,7 @@ def early_stopping_callback(metric, rounds, data_name):
                                       maximize=spec.higher_is_better, save_best=False)
 
 
-def objective_params(params, objective):
+def xgboost_params(params, objective):
     """(params, obj) for ``xgb.train``: a built-in objective's name goes into the params, a
     gbrank objective becomes the ``obj`` callable; XGBoost's default metric is switched off
     (gbrank's metric callbacks do the evaluation)."""
@@ -84,14 +85,14 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
         return d
 
     train = dmatrix(X, y, ptr, weight)
-    params, obj = objective_params(params, objective)
+    params, obj = xgboost_params(params, objective)
     evals = [(dmatrix(Xv, yv, pv), f"valid_{i}") for i, (Xv, yv, pv) in enumerate(eval_sets)]
     if early_stopping_rounds and not evals:
         raise ValueError("early_stopping_rounds needs an eval_set to watch")
     history: dict = {}
     callbacks = []
     if early_stopping_rounds:
-        callbacks.append(early_stopping_callback(metric, early_stopping_rounds, evals[-1][1]))
+        callbacks.append(xgboost_early_stopping(metric, early_stopping_rounds, evals[-1][1]))
     booster = xgb.train(
         params, train, num_boost_round=n_estimators, evals=evals, obj=obj,
         custom_metric=metric if evals else None, evals_result=history, callbacks=callbacks,
@@ -108,3 +109,16 @@ def predict_xgboost(booster, X, best_iteration):
     import xgboost as xgb
 
     return booster.predict(xgb.DMatrix(X), iteration_range=(0, best_iteration))
+
+
+# Leaf-wise trees like LightGBM's, sized by max_leaves; scores start at 0 for every query (a
+# custom objective has no boost-from-average, and ranking is shift-invariant).
+XGBOOST = Backend(
+    name="xgboost", label="XGBoost", extra="xgboost", weights="query",
+    objectives=("rank:ndcg", "rank:map", "rank:pairwise"), binary_objectives=frozenset({"rank:map"}),
+    params=dict(learning_rate="eta", num_leaves="max_leaves", max_depth="max_depth",
+                min_child_weight="min_child_weight", subsample="subsample", colsample_bytree="colsample_bytree",
+                reg_lambda="lambda", random_state="seed", n_jobs="nthread"),
+    unset={"max_depth": 0}, fixed={"grow_policy": "lossguide", "tree_method": "hist", "base_score": 0.0},
+    train=train_xgboost, predict=predict_xgboost, metric=XGBoostMetric,
+)

@@ -1,13 +1,18 @@
 """Benchmarks: train several contenders under one protocol and write one report.
 
-* ``gbrank bench letor`` (``_letor.py``): LETOR folds, the libraries' own ranking objectives
-  (LightGBM, XGBoost, CatBoost) against gbrank's lambda objectives and their bounded forms.
-* ``_report.py``: the report every benchmark writes from a tidy per-query table
-  (``write_report``): summary tables with confidence intervals, paired tests against a
-  baseline with Holm's correction, and the plots (``_plots.py``).
+* ``gbrank bench letor`` (:func:`prepare_letor`, :func:`run_letor`): LETOR folds, the
+  libraries' own ranking objectives (every backend record's) against gbrank's lambda
+  objectives and their bounded forms.  Parts: ``_letor_plan.py`` (contenders, arguments,
+  folds), ``_letor_run.py`` (one run), ``_letor.py`` (the benchmark).
+* ``gbrank bench mf`` (:func:`prepare_mf`, :func:`run_mf`): the recommendation protocol of
+  Li et al. 2021 with gbrank's MF.  Parts: ``_mf_plan.py``, ``_mf_run.py``, ``_mf.py``,
+  ``_mf_report.py`` (its summary and findings), ``_mf_correction.py``.
+* Shared by both: ``_store.py`` (the run store: cache keys, versions, atomic writes, one lock
+  per run), ``_pool.py`` (the process pool) and ``_report.py`` (the report every benchmark
+  writes from a tidy per-query table, :func:`write_report`, with the plots of ``_plots.py``).
 
 The top layer of gbrank: it may import every other sub-package.  This ``__init__`` imports
-nothing heavy; the functions load on first use.
+nothing heavy; the functions load on first use.  The command line is ``gbrank.cli``.
 """
 
 from importlib import import_module as _import_module
@@ -15,6 +20,13 @@ from importlib import import_module as _import_module
 _LAZY = {
     "write_report": "gbrank.bench._report:write_report",
     "holm": "gbrank.bench._report:holm",
+    "environment": "gbrank.bench._report:environment",
+    "prepare_letor": "gbrank.bench._letor:prepare_letor",
+    "run_letor": "gbrank.bench._letor:run_letor",
+    "contender_listing": "gbrank.bench._letor:contender_listing",
+    "prepare_mf": "gbrank.bench._mf:prepare_mf",
+    "run_mf": "gbrank.bench._mf:run_mf",
+    "RunStore": "gbrank.bench._store:RunStore",
 }
 
 

@@ -2,12 +2,14 @@
 
 Figures are built with ``matplotlib.figure.Figure`` and saved by the Agg canvas directly,
 so drawing a report never touches pyplot's global state or the user's chosen backend.
-Every function takes the tidy per-query table and/or the summary of ``_report.summarise``.
+Every function takes the tidy per-query table and/or the summary of ``_report.summarise``
+(this module imports nothing of the report: ``_report.write_report`` imports it).
 """
 
 from __future__ import annotations
 
 import pathlib
+import re
 from typing import Sequence
 
 import numpy as np
@@ -15,15 +17,20 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ._report import ndcg_curve_columns
-
 HEADLINE = ("ndcg@10", "ap", "rr", "nrbp@0.95")
+_NDCG_AT = re.compile(r"^ndcg@(\d+)$")
 _RELEVANT_EDGES = (0, 1, 2, 3, 4, 5, 6, 8, 11, 16, 21, 31, 51, 101, np.inf)
 
 
 def _save(fig: Figure, path: pathlib.Path) -> None:
     FigureCanvasAgg(fig)
     fig.savefig(path, dpi=100)
+
+
+def ndcg_curve_columns(columns) -> list[tuple[int, str]]:
+    """``[(k, "ndcg@k"), ...]`` for the ``ndcg@k`` columns present, by k."""
+    found = [(int(m.group(1)), c) for c in columns if (m := _NDCG_AT.match(str(c)))]
+    return sorted(found)
 
 
 def headline_metrics(metrics: Sequence[str], n: int = 4) -> list[str]:

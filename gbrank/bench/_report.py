@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import pathlib
-import re
 from typing import Sequence
 
 import numpy as np
@@ -34,7 +33,6 @@ import pandas as pd
 KEY = ("contender", "split", "qid")
 REQUIRED = (*KEY, "n_items", "n_relevant")
 PER_QUERY_FILE = "per_query.csv.gz"
-_NDCG_AT = re.compile(r"^ndcg@(\d+)$")
 
 
 def holm(p_values) -> np.ndarray:
@@ -65,9 +63,9 @@ def environment(modules: Sequence[str] = ("numpy", "scipy", "pandas", "numba", "
     import os
     import platform
 
-    import gbrank
+    from .._version import __version__
 
-    out = {"python": platform.python_version(), "gbrank": gbrank.__version__,
+    out = {"python": platform.python_version(), "gbrank": __version__,
            "platform": platform.platform(), "cpus": os.cpu_count()}
     for name in modules:
         try:
@@ -313,9 +311,3 @@ def default_highlight(summary: dict, n_others: int = 5) -> list[str]:
     others = sorted((n for n in summary["contenders"] if n != summary["baseline"]),
                     key=lambda n: -summary["contenders"][n][first]["mean"])
     return [summary["baseline"], *others[:n_others]]
-
-
-def ndcg_curve_columns(columns) -> list[tuple[int, str]]:
-    """``[(k, "ndcg@k"), ...]`` for the ``ndcg@k`` columns present, by k."""
-    found = [(int(m.group(1)), c) for c in columns if (m := _NDCG_AT.match(str(c)))]
-    return sorted(found)

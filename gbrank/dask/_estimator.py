@@ -12,30 +12,22 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_labels
-from ..backends._lightgbm import predict_lightgbm
-from ..backends._xgboost import predict_xgboost
-from ..estimators import GBRanker
-from ..estimators._gbranker import resolve_objective
+from ..backends import get_backend
+from ..estimators import GBRanker, resolve_objective
 from ..lambdas import LambdaObjective
 from ._evaluate import evaluate
+from ._lightgbm import train_lightgbm_dask
 from ._queries import _as_array, make_queries_whole
+from ._xgboost import train_xgboost_dask
 
 
 class DaskTrainingError(RuntimeError):
     """Distributed training could not finish: a worker was lost, or it ran past ``timeout``."""
 
 
-def _train(backend):
-    if backend == "lightgbm":
-        from ._lightgbm import train_lightgbm_dask
-
-        return train_lightgbm_dask
-    from ._xgboost import train_xgboost_dask
-
-    return train_xgboost_dask
-
-
-PREDICT = {"lightgbm": predict_lightgbm, "xgboost": predict_xgboost}
+# The backends with a distributed trainer (each imports its library's Dask interface when it
+# trains); prediction is the backend record's.
+DASK_TRAIN = {"lightgbm": train_lightgbm_dask, "xgboost": train_xgboost_dask}
 
 
 class DaskGBRanker(BaseEstimator):
@@ -120,7 +112,7 @@ class DaskGBRanker(BaseEstimator):
         """Fit on a dask Array or DataFrame ``X`` with labels ``y`` and one query id per row
         ``qid`` (arrays, Series, or column names of a DataFrame ``X``).  Each query's rows
         must be adjacent; they may straddle partitions.  ``eval_set``: list of (X, y, qid)."""
-        check_choice(self.backend, "backend", PREDICT)
+        check_choice(self.backend, "backend", DASK_TRAIN)
         objective = resolve_objective(self.objective, self.backend)
         client = self._client()
         train = make_queries_whole(X, y, qid=qid, client=client)
@@ -142,7 +134,7 @@ class DaskGBRanker(BaseEstimator):
         metric_names = [self.eval_metric] if isinstance(self.eval_metric, str) else list(self.eval_metric)
         self.booster_, self.best_iteration_, self.evals_result_ = _run_watched(
             client, holders, self.timeout,
-            lambda: _train(self.backend)(client, params, train, evals, objective, metric_names,
+            lambda: DASK_TRAIN[self.backend](client, params, train, evals, objective, metric_names,
                                          self.n_estimators, self.early_stopping_rounds, self.verbose))
         self.objective_ = objective
         self.n_features_in_ = n_features
@@ -159,7 +151,7 @@ class DaskGBRanker(BaseEstimator):
         if Xa.ndim != 2 or Xa.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} feature columns, got shape {Xa.shape}")
         Xa = Xa.rechunk({1: -1})
-        return Xa.map_blocks(_predict_block, PREDICT[self.backend], self.booster_,
+        return Xa.map_blocks(_predict_block, get_backend(self.backend).predict, self.booster_,
                              self.best_iteration_, drop_axis=1, dtype=np.float64,
                              meta=np.empty(0, dtype=np.float64))
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import MetricCallback
-from ..backends._xgboost import early_stopping_callback, objective_params
+from ..backends import MetricCallback, xgboost_early_stopping, xgboost_params
 from ..evaluation import evaluate
 
 
@@ -46,14 +45,14 @@ def train_xgboost_dask(client, params, train, evals, objective, metric_names, n_
     """Train with ``xgboost.dask.train``; arguments as ``train_lightgbm_dask``."""
     from xgboost import dask as dxgb
 
-    params, obj = objective_params(params, objective)
+    params, obj = xgboost_params(params, objective)
     dtrain = dxgb.DaskQuantileDMatrix(client, train.X, label=train.y, qid=train.codes)
     dvalid = [(dxgb.DaskQuantileDMatrix(client, e.X, label=e.y, qid=e.codes, ref=dtrain), f"valid_{i}")
               for i, e in enumerate(evals)]
     metric = GlobalXGBoostMetric(metric_names)
     callbacks = []
     if early_stopping_rounds:
-        callbacks.append(early_stopping_callback(metric, early_stopping_rounds, dvalid[-1][1]))
+        callbacks.append(xgboost_early_stopping(metric, early_stopping_rounds, dvalid[-1][1]))
     out = dxgb.train(client, params, dtrain, num_boost_round=n_estimators, evals=dvalid or None,
                      obj=obj, custom_metric=metric if dvalid else None, callbacks=callbacks or None,
                      verbose_eval=verbose if verbose else False)

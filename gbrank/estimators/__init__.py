@@ -1,5 +1,5 @@
 """scikit-learn estimators.  ``GBRanker`` imports its boosting library only when it trains."""
 
-from ._gbranker import BUILTIN_OBJECTIVES, GBRanker
+from ._gbranker import BUILTIN_OBJECTIVES, DEFAULT_MIN_CHILD_WEIGHT, GBRanker, resolve_objective
 
-__all__ = ["GBRanker", "BUILTIN_OBJECTIVES"]
+__all__ = ["GBRanker", "BUILTIN_OBJECTIVES", "DEFAULT_MIN_CHILD_WEIGHT", "resolve_objective"]

@@ -1,30 +1,25 @@
-"""``GBRanker``: one scikit-learn estimator for gbrank objectives and the built-in ones."""
+"""``GBRanker``: one scikit-learn estimator for gbrank objectives and the built-in ones.
+
+Everything that depends on the boosting library (parameter names, weights, training,
+prediction, its own objectives) comes from its :class:`gbrank.backends.Backend` record.
+"""
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._validation import as_1d_float, check_choice, check_labels, contiguous_groups
-from ..backends import LightGBMMetric, XGBoostMetric
-from ..backends._lightgbm import predict_lightgbm, train_lightgbm
-from ..backends._xgboost import predict_xgboost, train_xgboost
+from .._validation import as_1d_float, check_labels, contiguous_groups
+from ..backends import BACKENDS, SETTINGS, get_backend
 from ..evaluation import evaluate
 from ..lambdas import LambdaObjective
 
-BACKENDS = {
-    "lightgbm": (train_lightgbm, predict_lightgbm, LightGBMMetric),
-    "xgboost": (train_xgboost, predict_xgboost, XGBoostMetric),
-}
-# The libraries' own ranking objectives, runnable through the same estimator as baselines.
-BUILTIN_OBJECTIVES = {
-    "lightgbm:lambdarank": ("lightgbm", "lambdarank"),
-    "lightgbm:rank_xendcg": ("lightgbm", "rank_xendcg"),
-    "xgboost:rank:ndcg": ("xgboost", "rank:ndcg"),
-    "xgboost:rank:map": ("xgboost", "rank:map"),
-    "xgboost:rank:pairwise": ("xgboost", "rank:pairwise"),
-}
+# The libraries' own ranking objectives, runnable through the same estimator as baselines:
+# "<library>:<its objective>" -> (library, objective).
+BUILTIN_OBJECTIVES = {f"{b.name}:{o}": (b.name, o) for b in BACKENDS.values() for o in b.objectives}
 # Scale-aware leaf constraint for gbrank's lambda-scale hessians (the libraries' defaults,
 # LightGBM min_sum_hessian_in_leaf=1e-3 and XGBoost min_child_weight=1, are for pointwise losses).
 DEFAULT_MIN_CHILD_WEIGHT = 1e-3
@@ -32,19 +27,22 @@ DEFAULT_MIN_CHILD_WEIGHT = 1e-3
 
 def resolve_objective(objective, backend: str):
     """(library objective name or gbrank LambdaObjective) for an estimator's ``objective``."""
-    check_choice(backend, "backend", BACKENDS)
-    if isinstance(objective, LambdaObjective):
-        return objective
-    if not isinstance(objective, str):
-        raise TypeError(f"objective must be a name such as 'nrbp@0.95' or a LambdaObjective, got {objective!r}")
-    if objective in BUILTIN_OBJECTIVES:
+    record = get_backend(backend)
+    if isinstance(objective, str) and objective in BUILTIN_OBJECTIVES:
         lib, name = BUILTIN_OBJECTIVES[objective]
         if lib != backend:
-            raise ValueError(f"objective {objective!r} is {lib}'s own; use backend={lib!r} for it")
+            raise ValueError(f"objective {objective!r} is {BACKENDS[lib].label}'s own; use backend={lib!r} for it")
         return name
-    if ":" in objective:
+    if isinstance(objective, str) and ":" in objective:
         raise ValueError(f"unknown built-in objective {objective!r}; known: {sorted(BUILTIN_OBJECTIVES)}")
-    return LambdaObjective(objective)
+    if not isinstance(objective, (str, LambdaObjective)):
+        raise TypeError(f"objective must be a name such as 'nrbp@0.95' or a LambdaObjective, got {objective!r}")
+    if not record.gbrank_objectives:
+        own = [f"{backend}:{o}" for o in record.objectives]
+        able = sorted(b.name for b in BACKENDS.values() if b.gbrank_objectives)
+        raise ValueError(f"{record.label} takes no gbrank objective such as {str(objective)!r}; use one of "
+                         f"its own, {own}, or a backend that does: {able}")
+    return objective if isinstance(objective, LambdaObjective) else LambdaObjective(objective)
 
 
 class GBRanker(BaseEstimator):
@@ -56,10 +54,15 @@ class GBRanker(BaseEstimator):
         A gbrank objective name (``"ndcg"``, ``"ap"``, ``"rr"``, ``"nrbp@0.95"``,
         ``"ndcg@30"`` for truncation 30), a configured :class:`LambdaObjective`, or a
         library's own objective (``"lightgbm:lambdarank"``, ``"lightgbm:rank_xendcg"``,
-        ``"xgboost:rank:ndcg"``, ``"xgboost:rank:map"``, ``"xgboost:rank:pairwise"``).
-    backend : {"lightgbm", "xgboost"}
+        ``"xgboost:rank:ndcg"``, ``"xgboost:rank:map"``, ``"xgboost:rank:pairwise"``,
+        ``"catboost:YetiRank"``, ``"catboost:LambdaMart:metric=NDCG"``, ...: every key of
+        :data:`BUILTIN_OBJECTIVES`).
+    backend : {"lightgbm", "xgboost", "catboost"}
+        A key of :data:`gbrank.backends.BACKENDS`.  CatBoost trains only its own objectives.
     n_estimators, learning_rate, num_leaves, max_depth, subsample, colsample_bytree,
-    reg_lambda : the usual tree-boosting settings, mapped to each library's names.
+    reg_lambda : the usual tree-boosting settings, mapped to each library's names by its
+        record (``Backend.params``).  A setting the library lacks (CatBoost's symmetric
+        trees have no ``num_leaves``, ...) must stay at its default.
     min_child_weight : float, optional
         Minimum sum of hessians in a leaf.  None: 1e-3 for gbrank objectives (their
         hessians are lambda-scale, far below 1), the library default for built-ins.
@@ -75,7 +78,7 @@ class GBRanker(BaseEstimator):
 
     Attributes
     ----------
-    booster_ : the trained ``lightgbm.Booster`` or ``xgboost.Booster``
+    booster_ : the trained ``lightgbm.Booster``, ``xgboost.Booster`` or ``catboost.CatBoostRanker``
     best_iteration_ : int, number of boosting rounds used by ``predict``
     evals_result_ : dict, the metric history on each evaluation set
     objective_ : LambdaObjective or str, the resolved objective
@@ -118,36 +121,16 @@ class GBRanker(BaseEstimator):
 
     # -- parameters ---------------------------------------------------------------------
     def _library_params(self, objective) -> dict:
-        mcw = self.min_child_weight
-        if mcw is None and not isinstance(objective, str):
-            mcw = DEFAULT_MIN_CHILD_WEIGHT
-        if self.backend == "lightgbm":
-            params = {
-                "learning_rate": self.learning_rate, "num_leaves": self.num_leaves,
-                "max_depth": -1 if self.max_depth is None else self.max_depth,
-                "bagging_fraction": self.subsample, "bagging_freq": 1 if self.subsample < 1 else 0,
-                "feature_fraction": self.colsample_bytree, "lambda_l2": self.reg_lambda,
-            }
-            if mcw is not None:
-                params["min_sum_hessian_in_leaf"] = mcw
-            if self.random_state is not None:
-                params["seed"] = self.random_state
-            if self.n_jobs is not None:
-                params["num_threads"] = self.n_jobs
-        else:
-            params = {
-                "eta": self.learning_rate, "max_leaves": self.num_leaves,
-                "max_depth": 0 if self.max_depth is None else self.max_depth,
-                "grow_policy": "lossguide", "tree_method": "hist", "subsample": self.subsample,
-                "colsample_bytree": self.colsample_bytree, "lambda": self.reg_lambda,
-                "base_score": 0.0,
-            }
-            if mcw is not None:
-                params["min_child_weight"] = mcw
-            if self.random_state is not None:
-                params["seed"] = self.random_state
-            if self.n_jobs is not None:
-                params["nthread"] = self.n_jobs
+        record = get_backend(self.backend)
+        settings = {name: getattr(self, name) for name in SETTINGS}
+        if settings["min_child_weight"] is None and not isinstance(objective, str):
+            settings["min_child_weight"] = DEFAULT_MIN_CHILD_WEIGHT
+        defaults = inspect.signature(GBRanker.__init__).parameters
+        lacking = [n for n in SETTINGS if n not in record.params and settings[n] != defaults[n].default]
+        if lacking:
+            raise ValueError(f"{record.label} has no equivalent of {lacking}; leave them at their defaults "
+                             f"(its settings: {sorted(record.params)}) or pass library parameters in backend_params")
+        params = record.library_params(settings)
         params.update(self.backend_params or {})
         return params
 
@@ -176,55 +159,49 @@ class GBRanker(BaseEstimator):
     def fit(self, X, y, *, qid, sample_weight=None, eval_set=None):
         """Fit on rows X with labels y grouped by ``qid`` (each query's rows together).
 
-        ``sample_weight``: one weight per row (constant within a query for XGBoost, whose
-        ranking weights are per query).  ``eval_set``: list of (X, y, qid) triples.
+        ``sample_weight``: one weight per row (constant within a query for XGBoost and
+        CatBoost, whose ranking weights are per query: ``Backend.weights``).
+        ``eval_set``: list of (X, y, qid) triples.
         """
-        check_choice(self.backend, "backend", BACKENDS)
+        record = get_backend(self.backend)
         objective = resolve_objective(self.objective, self.backend)
         X, y, ptr = self._check_lists(X, y, qid, reset=True)
         if isinstance(objective, LambdaObjective):
             objective.check_labels(y)
         else:
             check_labels(y, "exp")
-            if objective == "rank:map" and not np.isin(y, (0.0, 1.0)).all():
+            if objective in record.binary_objectives and not np.isin(y, (0.0, 1.0)).all():
                 raise ValueError(
-                    "XGBoost's rank:map takes binary labels (0 or 1), but y has grades "
+                    f"{record.label}'s {objective} takes binary labels (0 or 1), but y has grades "
                     f"{sorted(set(np.unique(y)) - {0.0, 1.0})[:5]}; binarise them, e.g. y >= 1, "
                     "or use gbrank's 'ap' objective, which binarises at relevance_threshold")
-        weight = None if sample_weight is None else self._weights(sample_weight, ptr)
+        weight = None if sample_weight is None else self._weights(sample_weight, ptr, record)
         evals = []
         for item in eval_set or []:
             if len(item) != 3:
                 raise ValueError("each eval_set entry must be a triple (X, y, qid)")
             evals.append(self._check_lists(*item))
-        train, _, metric_cls = BACKENDS[self.backend]
-        metric = metric_cls(self.eval_metric)
+        metric = record.metric(self.eval_metric)
         self.objective_ = objective
-        self.booster_, self.best_iteration_, self.evals_result_ = train(
+        self.booster_, self.best_iteration_, self.evals_result_ = record.train(
             self._library_params(objective), X, y, ptr, weight, evals, objective, metric,
             self.n_estimators, self.early_stopping_rounds, self.verbose,
         )
         return self
 
-    def _weights(self, sample_weight, ptr):
+    def _weights(self, sample_weight, ptr, record):
         w = as_1d_float(sample_weight, "sample_weight")
         if len(w) != ptr[-1]:
             raise ValueError(f"sample_weight must have one entry per row ({ptr[-1]}), got {len(w)}")
         if (w < 0).any():
             raise ValueError("sample_weight must be non-negative")
-        if self.backend == "lightgbm":
-            return w
-        first = w[ptr[:-1]]
-        if not np.array_equal(np.repeat(first, np.diff(ptr)), w):
-            raise ValueError("XGBoost's ranking weights are per query: sample_weight must be "
-                             "constant within each query")
-        return first
+        return record.library_weights(w, ptr)
 
     def predict(self, X):
         """Ranking scores (higher ranks first), from the best iteration."""
         check_is_fitted(self, "booster_")
         X = self._check_X(X, reset=False)
-        return BACKENDS[self.backend][1](self.booster_, X, self.best_iteration_)
+        return get_backend(self.backend).predict(self.booster_, X, self.best_iteration_)
 
     def score(self, X, y, qid, sample_weight=None):
         """Mean of the first ``eval_metric`` over the queries (gbrank.evaluate defaults:

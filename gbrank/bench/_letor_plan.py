@@ -1,0 +1,272 @@
+"""``gbrank bench letor``, its plan: the contenders, the arguments checked and the folds loaded
+before any training (the protocol: ``_letor.py``).
+
+The contenders come from the backend records (:data:`gbrank.backends.BACKENDS`): each
+library's own ranking objectives, and gbrank's objectives on every library that takes them.
+A fold without a ``vali`` split (the bundled example) gets one: ``vali_fraction`` of its
+training queries, drawn with the seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+import pathlib
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+from gbrank.backends import BACKENDS
+
+BOUNDINGS = ("minmax", "expectation", "expectation_max", "distribution")
+GBRANK_METRICS = ("ndcg", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95")
+REPORT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ap", "rr", "rbp@0.8", "rbp@0.9", "rbp@0.95",
+                  "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
+CURVE_METRICS = [f"ndcg@{k}" for k in range(1, 21)]
+QUICK = ("lightgbm:lambdarank", "xgboost:rank:ndcg", "catboost:YetiRank", "gbrank:ndcg", "gbrank:nrbp@0.95",
+         "gbrank:nrbp@0.95+minmax")
+QUICK_ROUNDS, QUICK_PATIENCE = 20, 5
+DEFAULT_ROUNDS, DEFAULT_PATIENCE = 1000, 50
+#: the prefix of gbrank's objectives on each library that takes them ("gbrank-<library>" otherwise)
+GBRANK_PREFIX = {"lightgbm": "gbrank", "xgboost": "gbrank-xgb"}
+#: the setting of the plan that sizes a library's trees (``Backend.tree_size``)
+TREE_SIZE_SETTING = {"num_leaves": "num_leaves", "max_depth": "catboost_depth"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Contender:
+    """One way of training a ranker: a library and its objective (or loss)."""
+
+    name: str
+    library: str          # a key of gbrank.backends.BACKENDS
+    objective: str        # GBRanker objective ("lightgbm:lambdarank", "catboost:YetiRank", "nrbp@0.95+minmax")
+    kind: str             # "builtin" or "gbrank"
+    bounding: str | None = None
+    binary_labels: bool = False  # trained on labels >= 1 (XGBoost's rank:map refuses grades)
+    normalised: bool = False     # LambdaObjective(score_normalization=True, list_normalization=True)
+
+    def describe(self) -> str:
+        where = BACKENDS[self.library].label
+        if self.normalised:
+            text = (f"gbrank LambdaObjective {self.objective!r} with LightGBM-style score and list "
+                    f"normalisation on {where}")
+        elif self.kind == "gbrank":
+            text = f"gbrank LambdaObjective {self.objective!r} on {where} (GBRanker defaults)"
+        else:
+            text = f"{where}'s own {self.objective!r}, library defaults"
+        return text + ("; trained on binary labels (label >= 1)" if self.binary_labels else "")
+
+
+def _registry() -> dict[str, Contender]:
+    """Every library's own objectives (binary ones trained on label >= 1), then gbrank's
+    objectives, unbounded and bounded, on every library that takes them."""
+    reg = {}
+    for b in BACKENDS.values():
+        for objective in b.objectives:
+            name = f"{b.name}:{objective}"
+            reg[name] = Contender(name, b.name, name, "builtin", binary_labels=objective in b.binary_objectives)
+    for b in BACKENDS.values():
+        if not b.gbrank_objectives:
+            continue
+        prefix = GBRANK_PREFIX.get(b.name, f"gbrank-{b.name}")
+        for m in GBRANK_METRICS:
+            for bounding in (None, *BOUNDINGS):
+                objective = m if bounding is None else f"{m}+{bounding}"
+                reg[f"{prefix}:{objective}"] = Contender(f"{prefix}:{objective}", b.name, objective, "gbrank", bounding)
+    for m in GBRANK_METRICS:  # does LightGBM's normalisation of the lambdas matter?
+        reg[f"gbrank-norm:{m}"] = Contender(f"gbrank-norm:{m}", "lightgbm", m, "gbrank", normalised=True)
+    return reg
+
+
+REGISTRY: dict[str, Contender] = _registry()
+GROUPS: dict[str, Callable[[Contender], bool]] = {
+    "all": lambda c: True,
+    "builtin": lambda c: c.kind == "builtin",
+    **{name: (lambda c, name=name: c.library == name) for name in sorted(BACKENDS)},
+    "gbrank": lambda c: c.kind == "gbrank" and c.bounding is None and not c.normalised,
+    "bounded": lambda c: c.bounding is not None,
+    "normalised": lambda c: c.normalised,
+    "default": lambda c: c.kind == "builtin" or (c.kind == "gbrank" and c.library == "lightgbm" and c.bounding is None
+                                                 and not c.normalised),
+    "quick": lambda c: c.name in QUICK,
+}
+GROUP_HELP = {
+    "all": "every contender",
+    "builtin": "the libraries' own objectives (" + ", ".join(b.label for b in BACKENDS.values()) + ")",
+    **{b.name: f"everything trained with {b.label}" for b in BACKENDS.values()},
+    "gbrank": "gbrank's unbounded objectives on LightGBM (gbrank:) and XGBoost (gbrank-xgb:)",
+    "bounded": "gbrank's bounded objectives (+minmax, +expectation, +expectation_max, +distribution)",
+    "normalised": "gbrank's unbounded objectives on LightGBM with LightGBM-style score and list normalisation "
+                  "(gbrank-norm:)",
+    "default": "builtin + gbrank's unbounded objectives on LightGBM",
+    "quick": "a handful for smoke runs: " + ", ".join(QUICK),
+}
+
+
+def contender_listing() -> str:
+    """The text of ``--list-contenders``."""
+    lines = ["groups:"]
+    for g in GROUPS:
+        n = sum(GROUPS[g](c) for c in REGISTRY.values())
+        lines.append(f"  {g:10s} {n:3d}  {GROUP_HELP[g]}")
+    lines += ["", "contenders (also usable as globs, e.g. 'gbrank:nrbp*' or '*+minmax'):"]
+    lines += [f"  {c.name:44s} {c.describe()}" for c in REGISTRY.values()]
+    return "\n".join(lines)
+
+
+def select_contenders(tokens: Sequence[str] | None, *, quick: bool = False, baseline: str) -> list[Contender]:
+    """Contenders named by ``tokens`` (names, groups or globs; comma-separated strings allowed),
+    in registry order, with the baseline added.  Raises ``ValueError`` for a token that names
+    nothing, listing the valid names."""
+    if baseline not in REGISTRY:
+        raise ValueError(f"unknown baseline {baseline!r}; choose one of: {', '.join(sorted(REGISTRY))}")
+    if tokens is None:
+        tokens = ["quick" if quick else "default"]
+    words = [w.strip() for t in tokens for w in str(t).split(",")]
+    words = [w for w in words if w]
+    if not words:
+        raise ValueError("--contenders is empty; name contenders or groups, e.g. --contenders default "
+                         "(see --list-contenders)")
+    chosen: set[str] = {baseline}
+    for w in words:
+        if w in GROUPS:
+            hits = {n for n, c in REGISTRY.items() if GROUPS[w](c)}
+        elif w in REGISTRY:
+            hits = {w}
+        else:
+            hits = set(fnmatch.filter(REGISTRY, w))
+        if not hits:
+            raise ValueError(
+                f"unknown contender {w!r}; valid groups: {', '.join(sorted(GROUPS))}; valid names: "
+                f"{', '.join(sorted(REGISTRY))} (globs such as 'gbrank:nrbp*' work too)")
+        chosen |= hits
+    return [c for n, c in REGISTRY.items() if n in chosen]
+
+
+# ---------------------------------------------------------------------------------------
+# the plan: everything checked and loaded before any training
+
+
+@dataclasses.dataclass
+class LetorPlan:
+    data: str
+    data_label: str
+    folds: list               # gbrank.datasets.LetorFold, each with a vali split
+    contenders: list[Contender]
+    settings: dict            # what determines a run's result (hashed into the cache key)
+    out_dir: pathlib.Path
+    jobs: int
+    threads: int
+    notes: list[str]
+    baseline: str
+    command: str | None = None
+
+
+def _positive(value, name: str, minimum=1):
+    if value is None or value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _load_folds(data: str, folds, quick: bool):
+    from gbrank.datasets import DATASETS, load_example, load_letor_folds, resolve
+
+    if data == "example":
+        if folds is not None and list(folds) != [1]:
+            raise ValueError("--data example has a single train/test set; leave out --folds "
+                             "(or pass a folder with Fold1..FoldK sub-folders)")
+        return [load_example()], "example", "LightGBM's lambdarank example data (bundled with gbrank)"
+    path = pathlib.Path(data).expanduser()
+    if path.exists() or os.sep in data or data.startswith("."):
+        if not path.is_dir():
+            raise FileNotFoundError(f"--data {data!r}: no such folder; give a folder with Fold1..FoldK "
+                                    "sub-folders or train/test files, 'example', or a dataset name")
+        folder, label = path, path.name
+    elif data in DATASETS:
+        folder, label = resolve(data), data
+    else:
+        raise FileNotFoundError(
+            f"--data {data!r} is not 'example', an existing folder, or a known dataset name "
+            f"({', '.join(sorted(DATASETS))}); for a folder of your own give its path")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"--data {data!r}: {folder} does not exist; download the data there or "
+                                "point GBRANK_DATA at the folder holding it")
+    if folds is not None and not folds:
+        raise ValueError("--folds is empty; give fold numbers such as 1,3")
+    if quick and folds is None:
+        subs = sorted(int(m.group(1)) for p in folder.iterdir() if (m := re.match(r"^Fold(\d+)$", p.name)))
+        folds = subs[:1] or None
+    return load_letor_folds(folder, folds=folds), label, str(folder)
+
+
+def _carve_vali(fold, fraction: float, seed: int):
+    """A copy of ``fold`` whose training queries lose ``fraction`` of them (drawn with ``seed``)
+    to a new vali split; rows keep their order."""
+    from gbrank.datasets import LetorFold, LetorSplit
+
+    qids = np.unique(fold.train.qid)
+    n_vali = max(1, int(round(fraction * len(qids))))
+    if n_vali >= len(qids):
+        raise ValueError(f"{fold.name} has {len(qids)} training queries: too few to hold out "
+                         f"{fraction:.0%} of them for early stopping")
+    held = np.random.default_rng(seed).choice(qids, size=n_vali, replace=False)
+    is_vali = np.isin(fold.train.qid, held)
+    part = lambda rows: LetorSplit(fold.train.X[rows], fold.train.y[rows], fold.train.qid[rows])  # noqa: E731
+    return LetorFold(fold.name, part(~is_vali), part(is_vali), fold.test), n_vali, len(qids)
+
+
+def _check_libraries(contenders) -> None:
+    import importlib.util
+
+    for lib in sorted({c.library for c in contenders}):
+        if importlib.util.find_spec(lib) is None:
+            names = [c.name for c in contenders if c.library == lib]
+            raise ValueError(f"{lib} is not installed but contenders {names[:3]}{'...' if len(names) > 3 else ''} "
+                             f"need it; pip install 'gbrank[{BACKENDS[lib].extra}]' or leave them out")
+
+
+def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: bool = False,
+                  rounds: int | None = None, patience: int | None = None,
+                  early_stopping_metric: str = "ndcg@10", learning_rate: float = 0.05,
+                  num_leaves: int = 31, depth: int = 6, seed: int = 0, vali_fraction: float = 0.2,
+                  baseline: str = "lightgbm:lambdarank", out_dir=None, jobs: int = 1,
+                  threads: int | None = None, command: str | None = None) -> LetorPlan:
+    """Check every argument and load the data; raise ``ValueError``/``OSError`` with a message
+    that names the problem and the fix.  Nothing is trained here."""
+    from gbrank.metrics import parse_metric
+
+    rounds = (QUICK_ROUNDS if quick else DEFAULT_ROUNDS) if rounds is None else rounds
+    patience = (QUICK_PATIENCE if quick else DEFAULT_PATIENCE) if patience is None else patience
+    _positive(rounds, "--rounds")
+    _positive(patience, "--patience")
+    _positive(jobs, "--jobs")
+    _positive(num_leaves, "--num-leaves", 2)
+    if not 1 <= depth <= 16:
+        raise ValueError(f"--depth must lie in 1..16 (CatBoost's limit), got {depth}")
+    if not learning_rate > 0:
+        raise ValueError(f"--learning-rate must be positive, got {learning_rate}")
+    if not 0 < vali_fraction < 1:
+        raise ValueError(f"--vali-fraction must lie strictly between 0 and 1, got {vali_fraction}")
+    cores = os.cpu_count() or 1
+    threads = max(1, cores // jobs) if threads is None else _positive(threads, "--threads")
+    try:
+        metric = str(parse_metric(early_stopping_metric))
+    except ValueError as exc:
+        raise ValueError(f"--early-stopping-metric: {exc}") from None
+    chosen = select_contenders(contenders, quick=quick, baseline=baseline)
+    _check_libraries(chosen)
+    loaded, label, source = _load_folds(data, folds, quick)
+    notes, ready = [], []
+    for fold in loaded:
+        if fold.vali is None:
+            fold, n_vali, n_train = _carve_vali(fold, vali_fraction, seed)
+            notes.append(f"{fold.name} has no vali split: {n_vali} of its {n_train} training queries "
+                         f"(drawn with seed {seed}) are held out for early stopping.")
+        ready.append(fold)
+    settings = {"early_stopping_metric": metric, "rounds": rounds, "patience": patience,
+                "learning_rate": learning_rate, "num_leaves": num_leaves, "catboost_depth": depth,
+                "seed": seed, "vali_fraction": vali_fraction}
+    out = pathlib.Path(out_dir) if out_dir else pathlib.Path("runs") / f"bench-letor-{label}"
+    return LetorPlan(data, label, ready, chosen, settings, out, jobs, threads, notes, baseline, command)

@@ -1,0 +1,109 @@
+"""``gbrank bench letor``, one run: one contender trained on one fold, stored in the run store.
+
+Every contender trains through :class:`gbrank.estimators.GBRanker`, which reads the
+library's :class:`gbrank.backends.Backend` record: the same early stopping (gbrank's metric
+on the vali split) for all; tree size from the plan's setting for the library's
+``tree_size`` (``num_leaves``, or ``catboost_depth`` for symmetric trees).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import pathlib
+import time
+
+import numpy as np
+
+from gbrank.backends import BACKENDS
+
+from . import _store
+from ._letor_plan import TREE_SIZE_SETTING, Contender
+
+CACHE_VERSION = 1
+
+
+def fingerprint(fold) -> str:
+    """Hash of a fold's train, vali and test arrays."""
+    h = hashlib.sha256()
+    for split in (fold.train, fold.vali, fold.test):
+        for a in split:
+            a = np.ascontiguousarray(a)
+            h.update(str((a.shape, a.dtype)).encode())
+            h.update(a.tobytes())
+    return h.hexdigest()[:16]
+
+
+def run_key(contender: Contender, fold_name: str, fingerprint: str, settings: dict) -> str:
+    """Hash of everything that determines a run's test predictions (a contender field added
+    later enters only when set, so that the other runs keep their keys)."""
+    fields = {k: v for k, v in dataclasses.asdict(contender).items() if k != "normalised" or v}
+    return _store.key({"v": CACHE_VERSION, "contender": fields, "fold": fold_name, "data": fingerprint,
+                       "settings": settings})
+
+
+def run_name(contender: Contender, fold_name: str, fingerprint: str, settings: dict) -> str:
+    """The run's name in the store: contender, fold and :func:`run_key`."""
+    return f"{_store.slug(contender.name)}__{fold_name}__{run_key(contender, fold_name, fingerprint, settings)}"
+
+
+def run_versions(contender: Contender) -> dict:
+    """The versions a run's result depends on: gbrank, numpy, numba for gbrank's objectives,
+    and the contender's library.  Saved with each run; a cached run made under other
+    versions is trained again."""
+    from ._report import environment
+
+    names = ("numpy", contender.library) + (("numba",) if contender.kind == "gbrank" else ())
+    env = environment(names)
+    return {k: env[k] for k in ("gbrank", *names)}
+
+
+def load_cached(path) -> tuple[np.ndarray, dict]:
+    """(test scores, record) of the run saved at ``path``."""
+    run = _store.read_run(path)
+    return run.arrays["scores"], run.record
+
+
+def train_one(contender: Contender, fold, settings: dict, threads: int) -> tuple[np.ndarray, dict]:
+    """Train one contender on one fold (early-stopped on its vali split); return the test
+    scores and a record of the run."""
+    from gbrank.estimators import GBRanker
+    from gbrank.lambdas import LambdaObjective
+
+    metric = settings["early_stopping_metric"]
+    y_train = (fold.train.y >= 1).astype(np.float64) if contender.binary_labels else fold.train.y
+    size = BACKENDS[contender.library].tree_size
+    objective = contender.objective
+    if contender.normalised:
+        objective = LambdaObjective(objective, score_normalization=True, list_normalization=True)
+    t0, c0 = time.perf_counter(), time.process_time()
+    model = GBRanker(objective, backend=contender.library, n_estimators=settings["rounds"],
+                     learning_rate=settings["learning_rate"], eval_metric=metric,
+                     early_stopping_rounds=settings["patience"], random_state=settings["seed"], n_jobs=threads,
+                     **{size: settings[TREE_SIZE_SETTING[size]]})
+    model.fit(fold.train.X, y_train, qid=fold.train.qid, eval_set=[(fold.vali.X, fold.vali.y, fold.vali.qid)])
+    best = int(model.best_iteration_)
+    history = [float(v) for v in model.evals_result_["valid_0"][metric]]
+    scores = model.predict(fold.test.X)
+    record = {"contender": contender.name, "fold": fold.name, "best_iteration": best,
+              "rounds_trained": len(history), "vali_at_best": history[best - 1] if history else None,
+              "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0, "threads": threads}
+    return np.asarray(scores, dtype=np.float64), record
+
+
+def train_task(task, wait: bool):
+    """Worker entry point (also used in-process): claim the run from the store and train it
+    unless another process did.  Returns ``(record, trained here)``, or None when ``wait``
+    is False and another process holds the run."""
+    contender, fold, settings, threads, folder, name, set_numba_threads = task
+    if set_numba_threads:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+
+    def train():
+        scores, record = train_one(contender, fold, settings, threads)
+        return {"scores": scores}, record
+
+    got = _store.RunStore(pathlib.Path(folder)).claim(name, run_versions(contender), train, wait=wait)
+    return None if got is None else (got[0].record, got[1])

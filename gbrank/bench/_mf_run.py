@@ -1,0 +1,172 @@
+"""``gbrank bench mf``, one run: one MF model trained for an (NSR, split, loss) and evaluated
+under the three protocols, in a worker process or in this one, and stored in the run store."""
+
+from __future__ import annotations
+
+import io
+import math
+import pathlib
+import time
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+
+from . import _store
+from ._mf_correction import corrected_metrics, sampled_ranks
+from ._mf_plan import ALL_METRICS, MFPlan, load_interactions, rating_pairs
+
+_CACHE: dict = {}  # the data and the current split of this process
+
+
+def _split(plan: MFPlan, nsr: int, seed: int):
+    from gbrank.interactions import split_interactions
+
+    key = ("split", plan.data, plan.relevance_threshold, plan.min_positives, plan.negatives, nsr, seed)
+    if key not in _CACHE:
+        if ("data", plan.data) not in _CACHE:
+            _CACHE[("data", plan.data)] = load_interactions(plan.data)[0]
+        table = _CACHE[("data", plan.data)]
+        for k in [k for k in _CACHE if k[0] == "split"]:
+            del _CACHE[k]  # one split at a time per worker
+        X, y = rating_pairs(table, plan.negatives, plan.relevance_threshold)
+        _CACHE[key] = split_interactions(X, y, relevance_threshold=plan.relevance_threshold,
+                                         min_positives=plan.min_positives, nsr=nsr, random_state=seed)
+    return _CACHE[key]
+
+
+def full_catalogue_ranks(model, split, chunk_entries: int = 1 << 24):
+    """For every held-out positive: (user code, K = catalogue negatives of its user scored
+    strictly higher), and per user N = its full-catalogue negatives (the catalogue minus
+    every item the user interacted with, the same pool the sampled negatives come from)."""
+    from gbrank.interactions import csr_from, csr_take
+
+    n_users, n_items = model.n_users_, model.n_items_
+    tu = pd.Index(model.users_).get_indexer(split.test_positives[:, 0])
+    ti = pd.Index(model.items_).get_indexer(split.test_positives[:, 1])
+    if (tu < 0).any() or (ti < 0).any():
+        raise ValueError("a held-out positive's user or item is unknown to the model; fit with items=split.items")
+    seen_ptr, seen_items = model._seen()
+    interacted = csr_from(np.concatenate([np.repeat(np.arange(n_users), np.diff(seen_ptr)), tu]),
+                          np.concatenate([seen_items, ti]), n_users)
+    N = n_items - np.diff(interacted[0])
+    order = np.argsort(tu, kind="stable")
+    tu, ti = tu[order], ti[order]
+    users = np.unique(tu)
+    K = np.empty(len(tu), dtype=np.int64)
+    step = max(1, chunk_entries // max(n_items, 1) // 4)
+    for a in range(0, len(users), step):
+        rows = users[a:a + step]
+        scores = model._score_user_rows(rows)
+        local, items = csr_take(interacted[0], interacted[1], rows)
+        neg = scores.copy()
+        neg[local, items] = -np.inf  # positives and interactions are no negatives
+        neg.sort(axis=1)
+        sel = np.flatnonzero((tu >= rows[0]) & (tu <= rows[-1]))
+        row_of = np.searchsorted(rows, tu[sel])
+        s = scores[row_of, ti[sel]]
+        for r in np.unique(row_of):
+            at = row_of == r
+            K[sel[at]] = n_items - np.searchsorted(neg[r], s[at], side="right")
+    return tu, K, N
+
+
+def _per_user_frame(values: dict, users: np.ndarray, names, n_items, n_relevant) -> pd.DataFrame:
+    frame = pd.DataFrame({"qid": names[users], "n_items": n_items[users], "n_relevant": n_relevant[users]})
+    for m in ALL_METRICS:
+        frame[m] = values[m][users]
+    return frame
+
+
+def run_one(plan: MFPlan, nsr: int, seed: int, loss: str) -> tuple[pd.DataFrame, dict]:
+    """Train one model and evaluate it under the three protocols: (per-user rows, meta)."""
+    from gbrank.evaluation import evaluate
+    from gbrank.torch import MFRanker
+
+    split = _split(plan, nsr, seed)
+    t0 = time.perf_counter()
+    model = MFRanker(loss=loss, n_factors=plan.n_factors, nsr=nsr, optimizer=plan.optimizer,
+                     learning_rate=plan.learning_rate, epochs=plan.epochs, batch_size=plan.batch_size,
+                     early_stopping=plan.patience,
+                     validation_size=plan.validation_size if plan.epoch_on == "validation" else 0,
+                     relevance_threshold=plan.relevance_threshold, device=plan.device, random_state=seed, verbose=0)
+    eval_set = (split.X_test, split.y_test) if plan.epoch_on == "test" else None
+    model.fit(split.X_train, split.y_train, items=split.items, eval_set=eval_set)
+    train_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    names = model.users_
+    # full catalogue: exact ranks of the held-out positives
+    pu, K, N = full_catalogue_ranks(model, split)
+    R = np.bincount(pu, minlength=model.n_users_)
+    full = corrected_metrics(pu, K, N, N, ALL_METRICS)  # m = N: the exact metrics
+    # sampled lists: the split's test lists, through gbrank.evaluate
+    su = pd.Index(model.users_).get_indexer(split.X_test[:, 0])
+    si = pd.Index(model.items_).get_indexer(split.X_test[:, 1])
+    scores = model._score_codes(su, si)
+    labels = (split.y_test >= plan.relevance_threshold).astype(np.float64)
+    sampled_res = evaluate(labels, scores, su, ALL_METRICS, relevance_threshold=1, empty="zero", ties="average")
+    sq = sampled_res.per_query
+    sampled = {m: np.zeros(model.n_users_) for m in ALL_METRICS}
+    for m in ALL_METRICS:
+        sampled[m][sq.index.to_numpy()] = sq[m].to_numpy()
+    s_items = np.zeros(model.n_users_, dtype=np.int64)
+    s_items[sq.index.to_numpy()] = sq["n_items"].to_numpy()
+    # corrected: the sampled ranks k and (N, m) only
+    cu, k = sampled_ranks(su, scores, labels > 0, model.n_users_)
+    m_neg = s_items - R
+    corrected = corrected_metrics(cu, k, N, m_neg, ALL_METRICS)
+    users = np.flatnonzero(R > 0)
+    frames = []
+    for protocol, values, n_items in (("full", full, N + R), ("sampled", sampled, s_items),
+                                      ("corrected", corrected, N + R)):
+        f = _per_user_frame(values, users, names, n_items, R)
+        f.insert(0, "protocol", protocol)
+        frames.append(f)
+    out = pd.concat(frames, ignore_index=True)
+    out.insert(1, "contender", loss)
+    out.insert(2, "split", f"nsr{nsr}-seed{seed}")
+    out.insert(3, "nsr", nsr)
+    out.insert(4, "seed", seed)
+    hist = model.history_
+    meta = {"loss": loss, "nsr": nsr, "seed": seed, "eval_metric": model.eval_metric_,
+            "best_epoch": int(model.best_epoch_), "epochs_run": int(len(hist)),
+            "best_validation": None if model.best_score_ is None else float(model.best_score_),
+            "train_seconds": round(train_s, 2), "eval_seconds": round(time.perf_counter() - t1, 2),
+            "device": model.device_, "users": int(len(users)), "learning_rate": plan.learning_rate,
+            "history": {c: [None if (isinstance(v, float) and not math.isfinite(v)) else v for v in hist[c].tolist()]
+                        for c in hist.columns}}
+    return out, meta
+
+
+def frame_arrays(frame: pd.DataFrame) -> dict:
+    """A per-user table as the store's arrays: its CSV text, which round-trips exactly."""
+    text = frame.to_csv(index=False, float_format="%.17g").encode()
+    return {"frame": np.frombuffer(text, dtype=np.uint8)}
+
+
+def arrays_frame(arrays: dict) -> pd.DataFrame:
+    """The per-user table of :func:`frame_arrays`."""
+    return pd.read_csv(io.BytesIO(arrays["frame"].tobytes()))
+
+
+def train_task(task, wait: bool):
+    """Worker entry point (also used in-process): claim the run from the store and train it
+    unless another process did.  Returns ``(per-user frame, record, trained here)``, or None
+    when ``wait`` is False and another process holds the run."""
+    plan_dict, nsr, seed, loss, folder, name, versions = task
+    plan = MFPlan(**plan_dict)
+
+    def train():
+        frame, meta = run_one(plan, nsr, seed, loss)
+        return frame_arrays(frame), {**meta, "settings": plan.training_settings()}
+
+    got = _store.RunStore(pathlib.Path(folder)).claim(name, versions, train, wait=wait)
+    if got is None:
+        return None
+    run, trained = got
+    return arrays_frame(run.arrays), run.record, trained
+
+
+def plan_dict(plan: MFPlan) -> dict:
+    """The plan as the keyword arguments of ``MFPlan`` (what a worker process receives)."""
+    return asdict(plan)
