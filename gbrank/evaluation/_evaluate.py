@@ -7,7 +7,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._validation import as_1d_float, check_choice, check_labels, check_same_length, group_by_qid
 from ..metrics import (AP_DIVISORS, EXTERNAL, GAINS, KERNEL_CODES, TIES, MetricSpec, evaluate_lists,
@@ -72,6 +71,8 @@ def _t_half_width(std, n: int, confidence: float):
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     if n < 2:
         return std * 0.0 + np.inf
+    from scipy import stats  # imported on first use: it is most of the cost of importing gbrank
+
     return stats.t.ppf(0.5 + confidence / 2.0, n - 1) * std / np.sqrt(n)
 
 
@@ -186,16 +187,18 @@ def gains_of(labels: np.ndarray, gain, name: str = "labels") -> np.ndarray:
 
 
 def evaluate_sorted(specs, scores, labels, row_gains, row_judged, starts, n_ranked, qids, settings, *,
-                    max_grade=None, extra_settings=None) -> EvaluationResult:
+                    max_grade=None, extra_settings=None, keys=None, ties_code=None) -> EvaluationResult:
     """The evaluator on rows already grouped by list (list i is rows ``starts[i]:starts[i+1]``,
-    its first ``n_ranked[i]`` ranked by score, the rest judged items the run did not rank)."""
+    its first ``n_ranked[i]`` ranked by score, the rest judged items the run did not rank).
+    ``keys`` and ``ties_code``: a kernel tie policy other than the settings' (``TIES_KEY``)."""
     empty = settings["empty"]
     threshold = settings["relevance_threshold"]
     if max_grade is None:
         max_grade = float(labels.max()) if len(labels) else 0.0
     top = gains_of(np.array([float(max_grade)]), settings["gain"], "max_grade")[0]
-    values, n_rel = _metric_values(specs, scores, labels, row_gains, row_judged, starts,
-                                   np.asarray(n_ranked, dtype=np.int64), threshold, TIES[settings["ties"]],
+    values, n_rel = _metric_values(specs, scores, labels, np.zeros(len(scores)) if keys is None else keys,
+                                   row_gains, row_judged, starts, np.asarray(n_ranked, dtype=np.int64), threshold,
+                                   TIES[settings["ties"]] if ties_code is None else ties_code,
                                    AP_DIVISORS[settings["ap_divisor"]], float(top))
     names = [str(s) for s in specs]
     empty_rows = n_rel == 0
@@ -222,8 +225,8 @@ def evaluate_sorted(specs, scores, labels, row_gains, row_judged, starts, n_rank
     )
 
 
-def _metric_values(specs, scores, labels, row_gains, row_judged, starts, n_ranked, threshold, ties, ap_divisor,
-                   top_gain):
+def _metric_values(specs, scores, labels, keys, row_gains, row_judged, starts, n_ranked, threshold, ties,
+                   ap_divisor, top_gain):
     """(values[list, metric], relevant items per list): gbrank's own metrics in one parallel
     pass over the lists, each metric registered with its own kernel (``Metric.kernel``) in a
     pass of its own."""
@@ -231,7 +234,7 @@ def _metric_values(specs, scores, labels, row_gains, row_judged, starts, n_ranke
     own = [i for i, s in enumerate(specs) if s.code != EXTERNAL]
     if own:
         values[:, own], n_rel = evaluate_lists(
-            scores, labels, row_gains, row_judged, starts, n_ranked,
+            scores, labels, keys, row_gains, row_judged, starts, n_ranked,
             np.array([specs[i].code for i in own], dtype=np.int64),
             np.array([specs[i].k for i in own], dtype=np.int64),
             np.array([specs[i].p for i in own], dtype=np.float64),
@@ -239,7 +242,7 @@ def _metric_values(specs, scores, labels, row_gains, row_judged, starts, n_ranke
         )
     for i, s in enumerate(specs):
         if s.code == EXTERNAL:
-            values[:, i] = evaluate_lists_with(s.record.kernel, scores, labels, row_gains, row_judged, starts,
+            values[:, i] = evaluate_lists_with(s.record.kernel, scores, labels, keys, row_gains, row_judged, starts,
                                                n_ranked, s.k, s.p, threshold, ties)
     if not own:
         n_rel = np.add.reduceat((labels >= threshold).astype(np.float64), starts[:-1]) if len(starts) > 1 \

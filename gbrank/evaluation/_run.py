@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_labels
-from ..metrics import TIES, MetricSpec
+from ..metrics import TIES, TIES_KEY, MetricSpec
+from ._group import group_order, top_of_each_group
 from ._evaluate import EvaluationResult, check_settings, evaluate_sorted, gains_of, parse_metrics
 from ._trec import as_qrels, as_run
 
 #: the tie policies of ``evaluate_run``: the evaluator's, and trec_eval's document-id order
-RUN_TIES = {**TIES, "trec_eval": TIES["stable"]}
+RUN_TIES = {**TIES, "trec_eval": TIES_KEY}
 DEFAULT_RUN_METRICS = ("map", "ndcg", "ndcg_cut_10", "P_10", "recall_100", "recip_rank", "bpref", "Rprec")
 
 
@@ -152,33 +153,31 @@ def evaluate_run(
     in_run[run_q] = True
     in_run[empty_q] = True
     scored = in_qrels & (in_run | bool(complete))
-    rows = np.flatnonzero(scored[run_q])
-
-    # trec_eval's order inside each query: score descending, then document id descending; the
-    # depth cut (-M) comes first, then the unjudged documents go (-J), as in trec_eval
-    trec = rows[np.lexsort((-run_d[rows], -score[rows], run_q[rows]))]
-    if depth is not None:
-        starts = np.flatnonzero(np.r_[True, run_q[trec][1:] != run_q[trec][:-1]])
-        place = np.arange(len(trec)) - np.repeat(starts, np.diff(np.r_[starts, len(trec)]))
-        trec = trec[place < depth]
+    keep = scored[run_q]
+    keys = run_d.astype(np.float64)  # document ids in string order: trec_eval's tie-break, descending
+    if depth is not None:  # the depth cut (-M) comes first, in trec_eval's order, then -J, as in trec_eval
+        order, starts = group_order(run_q, len(qid_names))
+        keep &= top_of_each_group(order, starts, score, keys, int(depth))
     if judged_only:
-        trec = trec[row_judged[trec]]
-    ranked = trec if ties == "trec_eval" else np.sort(trec, kind="stable")  # file order for the kernel's sort
-    ranked = ranked[np.argsort(run_q[ranked], kind="stable")]
+        keep &= row_judged
+    ranked = np.flatnonzero(keep)
 
     # judged documents of the scored queries that were not ranked: they count in R and the ideal
     judged_q = scored[qrels_q] & (grade >= 0)
-    missing = judged_q & ~np.isin(qrels_key, run_key[ranked])
-    extra = np.flatnonzero(missing)
+    ranked_found = ranked[found[ranked]]
+    matched = np.zeros(len(qrels_key), dtype=bool)
+    matched[by_key[pos[ranked_found]]] = True
+    extra = np.flatnonzero(judged_q & ~matched)
 
+    # per query: its ranked rows (in file order) first, then the others
     q_all = np.concatenate([run_q[ranked], qrels_q[extra]])
-    order = np.argsort(q_all, kind="stable")  # per query: its ranked rows first, then the others
+    order, starts_all = group_order(q_all, len(qid_names))
     labels = np.concatenate([row_label[ranked], grade[extra]])[order]
     judged = np.concatenate([row_judged[ranked].astype(np.float64), np.ones(len(extra))])[order]
     scores = np.concatenate([score[ranked], np.zeros(len(extra))])[order]
-    q_sorted = q_all[order]
+    keys = np.concatenate([keys[ranked], np.zeros(len(extra))])[order]
     qids = np.flatnonzero(scored)
-    starts = np.searchsorted(q_sorted, np.r_[qids, len(qid_names)]).astype(np.int64)
+    starts = np.append(starts_all[qids], starts_all[-1]).astype(np.int64)
     n_ranked = np.bincount(run_q[ranked], minlength=len(qid_names))[qids].astype(np.int64)
     check_labels(labels, "linear" if not isinstance(gain, str) else gain, name="qrels relevance")
     if max_grade is None:
@@ -189,9 +188,6 @@ def evaluate_run(
         "n_queries_only_in_run": int((in_run & ~in_qrels).sum()),
         "n_queries_only_in_qrels": int((in_qrels & ~in_run).sum()),
     }
-    kernel_settings = {**settings, "ties": "stable" if ties == "trec_eval" else ties}
-    result = evaluate_sorted(specs, scores, labels, gains_of(labels, gain, "qrels relevance"), judged, starts,
-                             n_ranked, np.asarray(qid_names[qids], dtype=object), kernel_settings,
-                             max_grade=max_grade, extra_settings=extra_settings)
-    result.settings["ties"] = ties
-    return result
+    return evaluate_sorted(specs, scores, labels, gains_of(labels, gain, "qrels relevance"), judged, starts,
+                           n_ranked, np.asarray(qid_names[qids], dtype=object), settings, max_grade=max_grade,
+                           extra_settings=extra_settings, keys=keys, ties_code=RUN_TIES[ties])

@@ -15,6 +15,7 @@ from ._kernels import (
     GAIN_LINEAR,
     KERNEL_CODES,
     TIES_AVERAGE,
+    TIES_KEY,
     TIES_OPTIMISTIC,
     TIES_PESSIMISTIC,
     TIES_STABLE,

@@ -32,7 +32,7 @@ KERNEL_CODES = frozenset((NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_
                           SUCCESS, RPREC, BPREF, ERR, F1, JUDGED, RBP_GRADED, RBP_RESIDUAL))
 
 GAIN_EXP, GAIN_LINEAR = 0, 1
-TIES_AVERAGE, TIES_PESSIMISTIC, TIES_OPTIMISTIC, TIES_STABLE = 0, 1, 2, 3
+TIES_AVERAGE, TIES_PESSIMISTIC, TIES_OPTIMISTIC, TIES_STABLE, TIES_KEY = 0, 1, 2, 3, 4
 AP_DIV_R, AP_DIV_MIN_R_K = 0, 1
 
 
@@ -487,15 +487,20 @@ def expectation(code, k, p, gains, rel, ap_divisor):
 
 
 @njit(cache=True)
-def rank_order(scores, labels, ties):
+def rank_order(scores, labels, keys, ties):
     """Rank order of one list (best first) and the boundaries of its tie groups.
 
     ``TIES_AVERAGE``: equal scores form one group (the metric kernels average over
     them).  Otherwise every item is its own group, ties broken with the relevant
-    items last (pessimistic), first (optimistic) or in input order (stable).
+    items last (pessimistic), first (optimistic), in input order (stable), or by
+    ``keys`` descending (``TIES_KEY``: trec_eval's document-id order, ``keys`` the rank of
+    each document id in string order).
     """
     n = scores.shape[0]
-    if ties == TIES_PESSIMISTIC or ties == TIES_OPTIMISTIC:
+    if ties == TIES_KEY:
+        first = np.argsort(-keys, kind="mergesort")
+        order = first[np.argsort(-scores[first], kind="mergesort")]
+    elif ties == TIES_PESSIMISTIC or ties == TIES_OPTIMISTIC:
         sign = 1.0 if ties == TIES_PESSIMISTIC else -1.0
         first = np.argsort(sign * labels, kind="mergesort")
         order = first[np.argsort(-scores[first], kind="mergesort")]
@@ -514,11 +519,11 @@ def rank_order(scores, labels, ties):
 
 
 @njit(cache=True)
-def ranked_values(scores, labels, row_gains, row_judged, n_ranked, threshold, ties):
+def ranked_values(scores, labels, keys, row_gains, row_judged, n_ranked, threshold, ties):
     """(gains, rel, judged, groups) of one list: its first ``n_ranked`` rows in rank order
     (tie groups of ``rank_order``), then its other rows, judged items the run did not rank
     (they count in R, the ideal and the judged totals).  ``rel`` is ``label >= threshold``."""
-    order, groups = rank_order(scores[:n_ranked], labels[:n_ranked], ties)
+    order, groups = rank_order(scores[:n_ranked], labels[:n_ranked], keys[:n_ranked], ties)
     n = scores.shape[0]
     gains = np.empty(n)
     rel = np.empty(n)
@@ -532,21 +537,23 @@ def ranked_values(scores, labels, row_gains, row_judged, n_ranked, threshold, ti
 
 
 @njit(cache=True)
-def list_metrics(scores, labels, row_gains, row_judged, n_ranked, codes, ks, ps, threshold, ties, ap_divisor,
-                 top_gain, out):
+def list_metrics(scores, labels, keys, row_gains, row_judged, n_ranked, codes, ks, ps, threshold, ties,
+                 ap_divisor, top_gain, out):
     """All requested metrics of one list into ``out``; returns the number of relevant items."""
-    gains, rel, judged, groups = ranked_values(scores, labels, row_gains, row_judged, n_ranked, threshold, ties)
+    gains, rel, judged, groups = ranked_values(scores, labels, keys, row_gains, row_judged, n_ranked, threshold,
+                                               ties)
     for m in range(codes.shape[0]):
         out[m] = metric_value(codes[m], ks[m], ps[m], gains, rel, judged, groups, ap_divisor, top_gain)
     return rel.sum()
 
 
 @njit(parallel=True, cache=True)
-def evaluate_lists(scores, labels, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold, ties,
+def evaluate_lists(scores, labels, keys, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold, ties,
                    ap_divisor, top_gain):
     """Parallel loop over lists; list i is rows ``starts[i]:starts[i+1]``, of which the first
     ``n_ranked[i]`` are ranked by ``scores`` (the others: judged items the run did not rank).
-    ``row_gains`` are the gains of the rows' labels, ``row_judged`` 1.0 for a judged row.
+    ``row_gains`` are the gains of the rows' labels, ``row_judged`` 1.0 for a judged row,
+    ``keys`` the tie-break keys of ``TIES_KEY`` (ignored by the other policies).
 
     Returns (values[n_lists, n_metrics], n_relevant[n_lists]).
     """
@@ -555,13 +562,14 @@ def evaluate_lists(scores, labels, row_gains, row_judged, starts, n_ranked, code
     n_rel = np.empty(n_lists)
     for i in prange(n_lists):
         a, b = starts[i], starts[i + 1]
-        n_rel[i] = list_metrics(scores[a:b], labels[a:b], row_gains[a:b], row_judged[a:b], n_ranked[i], codes,
-                                ks, ps, threshold, ties, ap_divisor, top_gain, values[i])
+        n_rel[i] = list_metrics(scores[a:b], labels[a:b], keys[a:b], row_gains[a:b], row_judged[a:b], n_ranked[i],
+                                codes, ks, ps, threshold, ties, ap_divisor, top_gain, values[i])
     return values, n_rel
 
 
 @njit(parallel=True)
-def evaluate_lists_with(kernel, scores, labels, row_gains, row_judged, starts, n_ranked, k, p, threshold, ties):
+def evaluate_lists_with(kernel, scores, labels, keys, row_gains, row_judged, starts, n_ranked, k, p, threshold,
+                        ties):
     """One metric given by its own kernel ``kernel(gains, rel, groups, k, p)`` on every
     list: the path of metrics registered from outside gbrank (``Metric.kernel``).  Compiled
     once per kernel and session (a function argument cannot be cached on disk)."""
@@ -569,7 +577,7 @@ def evaluate_lists_with(kernel, scores, labels, row_gains, row_judged, starts, n
     values = np.empty(n_lists)
     for i in prange(n_lists):
         a, b = starts[i], starts[i + 1]
-        gains, rel, _, groups = ranked_values(scores[a:b], labels[a:b], row_gains[a:b], row_judged[a:b],
+        gains, rel, _, groups = ranked_values(scores[a:b], labels[a:b], keys[a:b], row_gains[a:b], row_judged[a:b],
                                               n_ranked[i], threshold, ties)
         values[i] = kernel(gains, rel, groups, k, p)
     return values
