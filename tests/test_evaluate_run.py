@@ -207,3 +207,26 @@ def test_any_negative_grade_is_unjudged_as_trec_eval_reads_it():
         assert got[["ap", "bpref", "ndcg"]].iloc[0].tolist() == pytest.approx([want["map"], want["bpref"],
                                                                                   want["ndcg"]])
         assert got["judged"].iloc[0] == (1.0 if judged_only else 0.5)
+
+
+def test_new_measures_on_a_hand_computed_run():
+    """Ranked: n (judged non-relevant), r (grade 2), u (unjudged), r (grade 1), n; the qrels
+    add a relevant and a non-relevant document the run did not retrieve: R = 3, N = 3."""
+    run = {"q": {"n1": 5.0, "r2": 4.0, "u": 3.0, "r1": 2.0, "n2": 1.0}}
+    qrels = {"q": {"n1": 0, "r2": 2, "r1": 1, "n2": 0, "miss": 1, "n3": 0}}
+    names = ["rprec", "bpref", "rbp_graded@0.5", "rbp_residual@0.5", "judged@5", "err", "f1", "success@1"]
+    got = evaluate_run(run, qrels, names).per_query.iloc[0]
+    assert got["rprec"] == pytest.approx(1 / 3)
+    assert got["bpref"] == pytest.approx((2 / 3 + 2 / 3) / 3)  # one judged non-relevant above each
+    assert got["rbp_graded@0.5"] == pytest.approx(0.5 * (0.5 * 1 + 0.125 * 0.5))  # gains / top grade 2
+    assert got["rbp_residual@0.5"] == pytest.approx(0.5 * 0.25 + 0.5**5)  # rank 3 unjudged, then the end
+    assert got["judged@5"] == pytest.approx(4 / 5)
+    # ERR with the linear gain and top grade 2: x = gain / 3 = [0, 2/3, 0, 1/3, 0]
+    assert got["err"] == pytest.approx((1 / 2) * (2 / 3) + (1 / 4) * (1 / 3) * (1 - 2 / 3))
+    assert got["f1"] == pytest.approx(2 * 2 / (5 + 3))  # set_F: 2 relevant retrieved of 5, R = 3
+    assert got["success@1"] == 0.0
+    want = pytrec_eval.RelevanceEvaluator(qrels, {"bpref", "Rprec", "set_F", "success.1"}).evaluate(run)["q"]
+    assert [got["bpref"], got["rprec"], got["f1"]] == pytest.approx([want["bpref"], want["Rprec"], want["set_F"]])
+    # ERR as Chapelle et al. define it: exponential gain, (2^g - 1) / 2^g_max
+    exp = evaluate_run(run, qrels, ["err@3"], gain="exp", max_grade=2).per_query.iloc[0]["err@3"]
+    assert exp == pytest.approx((1 / 2) * (3 / 4))
