@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validation import check_group_ptr as _check_group_ptr
 from .._validation import check_labels as _check_labels
-from ..metrics import GAINS, METRICS, merge_param, parse, with_bounds
+from ..metrics import GAINS, METRICS, MetricSpec, merge_param, parse, with_bounds
 from . import _kernels as K
 
 #: metric name -> kernel code, for the families whose record says ``bounds=True``
@@ -72,11 +72,8 @@ class Spec:
         return (self.code, self.p, self.k)
 
     def label(self) -> str:
-        if self.p:
-            return f"{self.name}@{self.p:g}"
-        if self.k:
-            return f"{self.name}@{self.k}"
-        return self.name
+        """The metric's name with its parameter, e.g. ``"nrbp@0.95"`` or ``"ndcg@10"``."""
+        return MetricSpec(self.name, self.code, k=self.k, p=self.p).metric
 
 
 def parse_spec(metric, p=None, relevance_threshold=1.0, gain="exp", truncation=None) -> Spec:

@@ -51,23 +51,33 @@ def discount(pos):
 
 
 @njit(cache=True)
+def _group_sum(values, a, b):
+    """Sum of ``values[a:b]``: one tie group's gains or relevant items."""
+    total = 0.0
+    for q in range(a, b):
+        total += values[q]
+    return total
+
+
+@njit(cache=True)
 def _cut(k, n):
     return n if k <= 0 or k > n else k
 
 
 @njit(cache=True)
+def _groups_before(groups, kk):
+    """Number of tie groups that start above position ``kk`` (the ones a metric@k sees)."""
+    return min(np.searchsorted(groups, kk), groups.shape[0] - 1)
+
+
+@njit(cache=True)
 def dcg(gains, groups, k):
     """Expected DCG@k (k <= 0: whole list) of gains in rank order."""
-    n = gains.shape[0]
-    kk = _cut(k, n)
+    kk = _cut(k, gains.shape[0])
     total = 0.0
-    for g in range(groups.shape[0] - 1):
+    for g in range(_groups_before(groups, kk)):
         a, b = groups[g], groups[g + 1]
-        if a >= kk:
-            break
-        sg = 0.0
-        for q in range(a, b):
-            sg += gains[q]
+        sg = _group_sum(gains, a, b)
         if sg == 0.0:
             continue
         sd = 0.0
@@ -114,9 +124,7 @@ def rbp(rel, groups, p):
     total = 0.0
     for g in range(groups.shape[0] - 1):
         a, b = groups[g], groups[g + 1]
-        sg = 0.0
-        for q in range(a, b):
-            sg += rel[q]
+        sg = _group_sum(rel, a, b)
         if sg != 0.0:
             # mean over the group's positions of (1 - p) p**q
             total += sg * (p**a - p**b) / (b - a)
@@ -135,16 +143,11 @@ def nrbp(rel, groups, p):
 @njit(cache=True)
 def _top_count(rel, groups, k):
     """Expected number of relevant items in the top k."""
-    n = rel.shape[0]
-    kk = _cut(k, n)
+    kk = _cut(k, rel.shape[0])
     total = 0.0
-    for g in range(groups.shape[0] - 1):
+    for g in range(_groups_before(groups, kk)):
         a, b = groups[g], groups[g + 1]
-        if a >= kk:
-            break
-        sg = 0.0
-        for q in range(a, b):
-            sg += rel[q]
+        sg = _group_sum(rel, a, b)
         total += sg * (min(b, kk) - a) / (b - a)
     return total
 
@@ -173,14 +176,10 @@ def average_precision(rel, groups, k, divisor_code):
     kk = _cut(k, n)
     c = 0.0  # relevant items ranked above the current group
     total = 0.0
-    for grp in range(groups.shape[0] - 1):
+    for grp in range(_groups_before(groups, kk)):
         a, b = groups[grp], groups[grp + 1]
-        if a >= kk:
-            break
         m = b - a
-        g = 0.0
-        for q in range(a, b):
-            g += rel[q]
+        g = _group_sum(rel, a, b)
         if g > 0.0:
             # a relevant item of the group sits at offset j (1..m) with probability 1/m;
             # the other g - 1 relevant items of the group fill (j-1)(g-1)/(m-1) slots above it
@@ -204,9 +203,7 @@ def reciprocal_rank(rel, groups, k):
     kk = _cut(k, n)
     for grp in range(groups.shape[0] - 1):
         a, b = groups[grp], groups[grp + 1]
-        g = 0.0
-        for q in range(a, b):
-            g += rel[q]
+        g = _group_sum(rel, a, b)
         if g == 0.0:
             continue
         m = b - a
@@ -240,9 +237,7 @@ def auc(rel, groups):
     good = 0.0
     for grp in range(groups.shape[0] - 1):
         a, b = groups[grp], groups[grp + 1]
-        g = 0.0
-        for q in range(a, b):
-            g += rel[q]
+        g = _group_sum(rel, a, b)
         neg_here = (b - a) - g
         neg_below -= neg_here
         good += g * (neg_below + 0.5 * neg_here)
@@ -258,9 +253,7 @@ def mean_rank(rel, groups):
     total = 0.0
     for grp in range(groups.shape[0] - 1):
         a, b = groups[grp], groups[grp + 1]
-        g = 0.0
-        for q in range(a, b):
-            g += rel[q]
+        g = _group_sum(rel, a, b)
         total += g * (a + 1 + b) / 2.0
     return total / n_rel
 
@@ -270,9 +263,7 @@ def max_rank(rel, groups):
     """Expected 1-based rank of the lowest relevant item."""
     for grp in range(groups.shape[0] - 2, -1, -1):
         a, b = groups[grp], groups[grp + 1]
-        g = 0.0
-        for q in range(a, b):
-            g += rel[q]
+        g = _group_sum(rel, a, b)
         if g > 0.0:
             m = b - a
             # expected maximum of g distinct positions drawn from 1..m
@@ -301,13 +292,9 @@ def success(rel, groups, k):
     if rel.sum() == 0.0:
         return np.nan
     kk = _cut(k, n)
-    for grp in range(groups.shape[0] - 1):
+    for grp in range(_groups_before(groups, kk)):
         a, b = groups[grp], groups[grp + 1]
-        if a >= kk:
-            break
-        g = 0.0
-        for q in range(a, b):
-            g += rel[q]
+        g = _group_sum(rel, a, b)
         if g == 0.0:
             continue
         m = b - a
@@ -379,10 +366,8 @@ def err(gains, groups, k, top_gain):
     scale = 1.0 / (top_gain + 1.0)
     survive = 1.0  # prod (1 - x) over the groups above
     total = 0.0
-    for grp in range(groups.shape[0] - 1):
+    for grp in range(_groups_before(groups, kk)):
         a, b = groups[grp], groups[grp + 1]
-        if a >= kk:
-            break
         m = b - a
         # mean[j] = mean over j-subsets of the group of prod (1 - x)
         mean = np.zeros(m + 1)
