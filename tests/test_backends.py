@@ -2,16 +2,17 @@
 and the native API against GBRanker; and one suite parametrised over the backend registry
 (every record: consistent, early-stops on a gbrank metric, applies its weight rule)."""
 
-import lightgbm as lgb
 import numpy as np
 import pytest
-import xgboost as xgb
 
 from gbrank.backends import (BACKENDS, SETTINGS, Backend, CatBoostMetric, LGBMRankerObjective, LightGBMMetric,
                              LightGBMObjective, MetricCallback, XGBoostMetric, XGBoostObjective)
 from gbrank.datasets import load_letor, make_letor
 from gbrank.estimators import GBRanker
 from gbrank.lambdas import LambdaObjective
+
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
 
 
 def _sizes(qid):

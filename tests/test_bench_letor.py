@@ -4,7 +4,6 @@ bad argument stopped before training."""
 import json
 import pathlib
 
-import lightgbm
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +14,8 @@ import gbrank
 from gbrank.bench._letor import REGISTRY, REPORT_METRICS, load_cached, run_key, select_contenders
 from gbrank.cli import main
 from gbrank.datasets import make_letor
+
+lightgbm = pytest.importorskip("lightgbm")
 
 CONTENDERS = "lightgbm:lambdarank,xgboost:rank:map,catboost:YetiRank,gbrank:nrbp@0.95+minmax"
 N = {"train": 30, "vali": 10, "test": 12}
