@@ -7,7 +7,7 @@ sub-packages that use them, when those are first touched.
 from importlib import import_module as _import_module
 
 from ._version import __version__
-from .evaluation import EvaluationResult, compare, evaluate, evaluate_run
+from .evaluation import EvaluationResult, beyond_accuracy, compare, evaluate, evaluate_run
 from .metrics import parse_metric
 
 # Heavy or optional parts, imported on first attribute access (PEP 562).
@@ -38,4 +38,5 @@ def __dir__():
     return sorted(list(globals()) + list(_LAZY))
 
 
-__all__ = ["evaluate", "evaluate_run", "compare", "EvaluationResult", "parse_metric", "__version__", *_LAZY]
+__all__ = ["evaluate", "evaluate_run", "compare", "beyond_accuracy", "EvaluationResult", "parse_metric", "__version__",
+           *_LAZY]

@@ -169,6 +169,18 @@ def test_bench_mf_writes_the_reports(bench_run):
                                   3 * sampled[sampled.split == "nsr2-seed3"]["n_relevant"])
     assert (full["n_items"] > sampled["n_items"].max()).all()
     assert sampled["ndcg"].mean() > full["ndcg"].mean()  # sampled metrics are optimistic
+    # beyond accuracy beside accuracy: one row per run, and a table per loss and NSR in summary.md
+    assert "## Beyond accuracy: each user's top 10 over the full catalogue" in md
+    assert ("| loss | NSR | nDCG@10 | coverage | distinct items | novelty | ILD | serendipity | ARP | "
+            "ARP / catalogue |") in md
+    assert sum(line.startswith("| lambda_ndcg | ") for line in md.splitlines()) >= 2
+    beyond = pd.read_csv(out / "beyond_accuracy.csv")
+    assert len(beyond) == 4 and (beyond["k"] == 10).all()
+    assert beyond["coverage"].between(10 / 110, 1).all()
+    assert (beyond["aggregate_diversity"] == np.round(beyond["coverage"] * 110)).all()
+    assert beyond["intra_list_diversity"].between(0, 2).all() and beyond["serendipity"].between(0, 1).all()
+    assert (beyond["novelty"] > 0).all() and (beyond["arp"] > 0).all()
+    np.testing.assert_allclose(beyond["popularity_ratio"], beyond["arp"] / beyond["catalogue_popularity"], rtol=1e-6)
 
 
 def test_summary_equals_a_direct_evaluation(bench_run):
@@ -189,6 +201,26 @@ def test_summary_equals_a_direct_evaluation(bench_run):
         reported = summary["splits"]["lambda_ndcg"]["nsr2-seed3"]
         for m in metrics:
             assert reported[m] == pytest.approx(direct[m], abs=1e-9), (protocol, m)
+    # beyond accuracy of model.recommend's top 10 (ids mapped to codes), computed directly
+    from scipy import sparse
+
+    import gbrank
+
+    code = lambda ids, known: pd.Index(known).get_indexer(ids)  # noqa: E731
+    users = np.unique(code(split.test_positives[:, 0], model.users_))
+    recs = code(model.recommend(model.users_[users], k=10).ravel(), model.items_).reshape(-1, 10)
+    tu, ti = code(split.X_train[:, 0], model.users_), code(split.X_train[:, 1], model.items_)
+    lists = pd.DataFrame({"user": np.repeat(users, 10), "item": recs.ravel(), "rank": np.tile(np.arange(10), len(users))})
+    vectors = sparse.csr_matrix((np.ones(len(tu)), (ti, tu)), shape=(model.n_items_, model.n_users_))
+    vectors.data[:] = 1.0
+    test = np.column_stack([code(split.test_positives[:, 0], model.users_),
+                            code(split.test_positives[:, 1], model.items_)])
+    direct = gbrank.beyond_accuracy(lists, test, np.column_stack([tu, ti]), model.n_items_,
+                                    item_vectors=vectors).aggregate
+    row = pd.read_csv(out / "beyond_accuracy.csv").query("loss == 'lambda_ndcg' and nsr == 2").iloc[0]
+    for m in ("coverage", "aggregate_diversity", "novelty", "intra_list_diversity", "serendipity", "arp",
+              "popularity_ratio"):
+        assert row[m] == pytest.approx(direct[m], rel=1e-5), m
 
 
 def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):

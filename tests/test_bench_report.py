@@ -1,4 +1,5 @@
-"""The shared benchmark report (gbrank.bench._report): numbers, Holm, files, bad tables."""
+"""The shared benchmark report (gbrank.bench._report): numbers, Holm (through gbrank.compare), files,
+bad tables."""
 
 import json
 
@@ -8,7 +9,8 @@ import pytest
 from scipy import stats
 
 import gbrank
-from gbrank.bench import holm, write_report
+from gbrank.bench import write_report
+from gbrank.evaluation import adjust_p_values
 from gbrank.datasets import make_letor
 
 METRICS = ["ndcg@10", "ap", "rr", "nrbp@0.95"]
@@ -36,6 +38,8 @@ def _table(n_contenders=3, seed=0):
 
 
 def test_holm_against_a_hand_computation():
+    """The reports' Holm correction (statsmodels through gbrank.evaluation.adjust_p_values)."""
+    holm = lambda p: adjust_p_values(p, "holm")  # noqa: E731
     # sorted 0.01, 0.02, 0.04, 0.3 -> 4*0.01, 3*0.02, max(0.06, 2*0.04), max(0.08, 0.3)
     assert holm([0.04, 0.01, 0.3, 0.02]).tolist() == pytest.approx([0.08, 0.04, 0.3, 0.06])
     assert holm([0.5, 0.6]).tolist() == pytest.approx([1.0, 1.0])
@@ -66,6 +70,10 @@ def test_report_numbers_match_the_evaluator_and_a_hand_paired_test(tmp_path):
             p.append(stats.ttest_rel(a[m], base[m]).pvalue)
             assert doc["tests"][name][m]["diff"] == pytest.approx((a[m] - base[m]).mean(), abs=1e-12)
             assert doc["tests"][name][m]["n"] == 50
+            d = (a[m] - base[m]).to_numpy()
+            assert doc["tests"][name][m]["d_z"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-10)
+            assert doc["tests"][name][m]["improved"] == np.mean(d > 0)
+            assert doc["tests"][name][m]["worsened"] == np.mean(d < 0)
         lo, hi = sorted(p)
         hand = {p[0]: None, p[1]: None}
         hand[lo] = min(1.0, 2 * lo)

@@ -19,7 +19,6 @@ from importlib import import_module as _import_module
 
 _LAZY = {
     "write_report": "gbrank.bench._report:write_report",
-    "holm": "gbrank.bench._report:holm",
     "environment": "gbrank.bench._report:environment",
     "prepare_letor": "gbrank.bench._letor:prepare_letor",
     "run_letor": "gbrank.bench._letor:run_letor",

@@ -20,7 +20,9 @@ The parts: the plan (``_mf_plan.py``), one run (``_mf_run.py``), the run store
 when the command is run again; locks let two processes share one ``OUT``), the process pool
 (``_pool.py``) and the reports (``_mf_report.py``: ``OUT/full``, ``OUT/sampled``,
 ``OUT/corrected`` through :func:`gbrank.bench._report.write_report`, and ``OUT/summary.md``
-with the protocols side by side).  This module runs the benchmark.
+with the protocols side by side and the beyond-accuracy metrics of each model's top-10 lists,
+:func:`gbrank.beyond_accuracy`, also in ``OUT/beyond_accuracy.csv``).  This module runs the
+benchmark.
 """
 
 from __future__ import annotations

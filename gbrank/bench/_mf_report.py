@@ -69,6 +69,7 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed) -> 
             title=f"gbrank bench mf: {plan.data_name}, {protocol} evaluation", config=config,
             conventions=conventions, notes=notes, plots=plan.plots)
     (out / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
+    beyond_table(meta_list).to_csv(out / BEYOND_FILE, index=False, float_format="%.8g")
     text = overview(plan, per_query, meta_list, summaries)
     table = protocol_table(per_query, plan.metric_of)
     plan_done = replace(plan, nsr=[n for n in plan.nsr if (table["nsr"] == n).any()])
@@ -76,6 +77,55 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed) -> 
         text += ("\n![sampled and corrected means against full-catalogue means](protocols.png)\n")
     (out / "summary.md").write_text(text)
     return summaries
+
+
+BEYOND_FILE = "beyond_accuracy.csv"
+#: the columns of the beyond-accuracy table: aggregate of gbrank.beyond_accuracy -> heading
+BEYOND_COLUMNS = {"coverage": "coverage", "aggregate_diversity": "distinct items", "novelty": "novelty",
+                  "intra_list_diversity": "ILD", "serendipity": "serendipity", "arp": "ARP",
+                  "popularity_ratio": "ARP / catalogue"}
+
+
+def beyond_table(meta_list) -> pd.DataFrame:
+    """One row per run: loss, NSR, seed and the beyond-accuracy aggregates of its top-k lists
+    (NaN for runs stored before they were computed)."""
+    rows = [{"loss": m["loss"], "nsr": m["nsr"], "seed": m["seed"], **m.get("beyond", {})} for m in meta_list]
+    table = pd.DataFrame(rows, columns=["loss", "nsr", "seed", "k", "coverage", "aggregate_diversity", "novelty",
+                                        "intra_list_diversity", "serendipity", "arp", "catalogue_popularity",
+                                        "popularity_ratio"])
+    return table
+
+
+def beyond_section(plan: MFPlan, table: pd.DataFrame, meta_list) -> list[str]:
+    """``summary.md``: per loss and NSR the full-catalogue nDCG@10 beside the beyond-accuracy
+    metrics of the users' top-k lists, averaged over the seeds."""
+    runs = beyond_table(meta_list)
+    k = runs["k"].dropna()
+    k = int(k.iloc[0]) if len(k) else 10
+    means = runs.groupby(["loss", "nsr"], sort=False)[list(BEYOND_COLUMNS)].mean()
+    lines = ["", f"## Beyond accuracy: each user's top {k} over the full catalogue", "",
+             f"Per loss and NSR, the mean over the seeds: nDCG@10 of the full-catalogue protocol beside "
+             f"`gbrank.beyond_accuracy` of every user's top {k} (training items left out): catalogue coverage, distinct "
+             "items recommended, novelty (mean self-information -log2 p(i), p(i) = training users of i / users, in "
+             "bits), intra-list diversity (mean 1 - cosine of the items' columns of the user-item training matrix), "
+             f"serendipity (fraction of the list that is relevant and not among the user's top {k} unseen items by "
+             "popularity; Ge et al. 2010), ARP (mean training popularity of the recommended items, in users) and ARP "
+             f"over the catalogue's mean popularity (> 1: biased to popular items). Per run: `{BEYOND_FILE}`; "
+             "- : a run stored before these were computed.", "",
+             "| loss | NSR | nDCG@10 | " + " | ".join(BEYOND_COLUMNS.values()) + " |",
+             "|---|---:|---:|" + "---:|" * len(BEYOND_COLUMNS)]
+    formats = {"aggregate_diversity": "{:.0f}", "arp": "{:.1f}", "novelty": "{:.3f}", "popularity_ratio": "{:.2f}"}
+    for loss in plan.losses:
+        for n in plan.nsr:
+            acc = table[(table.loss == loss) & (table.nsr == n) & (table.protocol == "full")]["ndcg@10"]
+            if not len(acc):
+                continue
+            cells = [f"{acc.iloc[0]:.4f}"]
+            for col in BEYOND_COLUMNS:
+                v = means[col].get((loss, n), np.nan) if len(means) else np.nan
+                cells.append("-" if not np.isfinite(v) else formats.get(col, "{:.4f}").format(v))
+            lines.append(f"| {loss} | {n} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def protocol_table(per_query: pd.DataFrame, metric_of: dict) -> pd.DataFrame:
@@ -123,7 +173,7 @@ def findings(plan: MFPlan, per_query: pd.DataFrame, table: pd.DataFrame) -> list
     """The three questions of the benchmark, answered from the per-user numbers: where the RR
     losses rank on RR; nRBP losses against nDCG and AP losses; bounded listwise losses against
     the unbounded loss of the same metric."""
-    from ._report import holm
+    from gbrank.evaluation import adjust_p_values
 
     lines = ["", "## Findings, measured", ""]
     losses = set(plan.losses)
@@ -165,7 +215,7 @@ def findings(plan: MFPlan, per_query: pd.DataFrame, table: pd.DataFrame) -> list
                     r = paired_difference(per_query, a, b, m, prot)
                     cells.append((a, b, m, r))
                     ps.append(r["p"])
-            adj = holm(ps)
+            adj = adjust_p_values(ps, "holm")
             lines += [f"{prot}:", "", "| first − second | " + " | ".join(FINDING_METRICS) + " |",
                       "|---|" + "---:|" * len(FINDING_METRICS)]
             for i, (a, b) in enumerate(chosen):
@@ -257,6 +307,7 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
                     v = table[(table.loss == loss) & (table.nsr == n) & (table.protocol == p)][metric]
                     cells.append(f"{v.iloc[0]:.4f}" if len(v) else "-")
             lines.append(f"| {loss} | " + " | ".join(cells) + " |")
+    lines += beyond_section(plan, table, meta_list)
     lines += ["", "## Do the protocols agree on the order of the losses?", "",
               "Kendall's tau between the losses' means under the sampled (or corrected) protocol and under "
               "the full catalogue, per NSR and metric (1 = same order).", "",

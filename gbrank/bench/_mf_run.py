@@ -71,6 +71,51 @@ def full_catalogue_ranks(model, split, chunk_entries: int = 1 << 24):
     return tu, K, N
 
 
+#: length of the recommendation lists of the beyond-accuracy metrics
+TOP_K = 10
+
+
+def top_k_lists(model, users: np.ndarray, k: int = TOP_K, chunk_entries: int = 1 << 24) -> np.ndarray:
+    """Item codes of each user's top ``k`` over the full catalogue, best first, the user's
+    training items left out (ties by item code): ``model.recommend`` on codes, in chunks."""
+    from gbrank.interactions import csr_take
+
+    seen_ptr, seen_items = model._seen()
+    out = np.empty((len(users), k), dtype=np.int64)
+    step = max(1, chunk_entries // max(model.n_items_, 1) // 4)
+    for a in range(0, len(users), step):
+        rows = users[a:a + step]
+        scores = model._score_user_rows(rows)
+        local, items = csr_take(seen_ptr, seen_items, rows)
+        scores[local, items] = -np.inf
+        out[a:a + len(rows)] = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return out
+
+
+def beyond_metrics(model, split, users: np.ndarray, k: int = TOP_K) -> dict:
+    """:func:`gbrank.beyond_accuracy` of the users' top-k lists (:func:`top_k_lists`): the
+    held-out positives are the relevant items, the training interactions give popularity
+    and the primitive (popularity) lists, and intra-list diversity is 1 - cosine of the
+    items' binary columns of the user-item training matrix (the same for every loss).
+    Returns the aggregates as a dict."""
+    from scipy import sparse
+
+    from gbrank.evaluation import beyond_accuracy
+    from gbrank.interactions import csr_rows
+
+    seen_ptr, seen_items = model._seen()
+    seen_users = csr_rows(seen_ptr)
+    tu = pd.Index(model.users_).get_indexer(split.test_positives[:, 0])
+    ti = pd.Index(model.items_).get_indexer(split.test_positives[:, 1])
+    vectors = sparse.csr_matrix((np.ones(len(seen_items)), (seen_items, seen_users)),
+                                shape=(model.n_items_, model.n_users_))
+    recs = top_k_lists(model, users, k)
+    lists = pd.DataFrame({"user": np.repeat(users, k), "item": recs.ravel(), "rank": np.tile(np.arange(k), len(users))})
+    res = beyond_accuracy(lists, np.column_stack([tu, ti]), np.column_stack([seen_users, seen_items]),
+                          model.n_items_, item_vectors=vectors)
+    return {"k": int(k), **{m: float(v) for m, v in res.aggregate.items()}}
+
+
 def _per_user_frame(values: dict, users: np.ndarray, names, n_items, n_relevant) -> pd.DataFrame:
     frame = pd.DataFrame({"qid": names[users], "n_items": n_items[users], "n_relevant": n_relevant[users]})
     for m in ALL_METRICS:
@@ -116,6 +161,7 @@ def run_one(plan: MFPlan, nsr: int, seed: int, loss: str) -> tuple[pd.DataFrame,
     m_neg = s_items - R
     corrected = corrected_metrics(cu, k, N, m_neg, ALL_METRICS)
     users = np.flatnonzero(R > 0)
+    beyond = beyond_metrics(model, split, users)
     frames = []
     for protocol, values, n_items in (("full", full, N + R), ("sampled", sampled, s_items),
                                       ("corrected", corrected, N + R)):
@@ -133,6 +179,7 @@ def run_one(plan: MFPlan, nsr: int, seed: int, loss: str) -> tuple[pd.DataFrame,
             "best_validation": None if model.best_score_ is None else float(model.best_score_),
             "train_seconds": round(train_s, 2), "eval_seconds": round(time.perf_counter() - t1, 2),
             "device": model.device_, "users": int(len(users)), "learning_rate": plan.learning_rate,
+            "beyond": beyond,
             "history": {c: [None if (isinstance(v, float) and not math.isfinite(v)) else v for v in hist[c].tolist()]
                         for c in hist.columns}}
     return out, meta

@@ -8,7 +8,9 @@ writes to ``out_dir``:
   versions there; :func:`environment` collects the versions);
 * ``summary.json`` and ``summary.md``: per contender and metric the mean over all queries
   with its Student-t confidence interval; paired t-tests of every contender against the
-  baseline, Holm-corrected across the contenders for each metric; the winner of each metric;
+  baseline (:func:`gbrank.compare` with ``baseline=`` and ``correction="holm"``), Holm-corrected
+  across the contenders for each metric, with Cohen's d_z and the fraction of queries that
+  improve and worsen; the winner of each metric;
 * plots (PNG, when matplotlib is installed): ``metrics.png`` (means with CIs),
   ``wins.png`` (training objective x evaluation metric), ``diff_vs_relevant.png`` (per-query
   difference to the baseline against the number of relevant items), ``cdf.png`` (CDFs of the
@@ -33,27 +35,6 @@ import pandas as pd
 KEY = ("contender", "split", "qid")
 REQUIRED = (*KEY, "n_items", "n_relevant")
 PER_QUERY_FILE = "per_query.csv.gz"
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (control of the family-wise error rate).
-
-    Sort the m p-values ascending, p_(1) <= ... <= p_(m); the adjusted value of p_(i) is
-    max over j <= i of min(1, (m - j + 1) p_(j)).  Returned in the input order; NaN stays
-    NaN and does not count in m.
-
-    >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
-    [0.03, 0.06, 0.06]
-    """
-    p = np.asarray(p_values, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = len(ok)
-    if m == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    out[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    return out
 
 
 def environment(modules: Sequence[str] = ("numpy", "scipy", "pandas", "numba", "sklearn")) -> dict:
@@ -127,8 +108,10 @@ def summarise(per_query: pd.DataFrame, *, baseline: str, metrics: Sequence[str],
 
     ``contenders[name][metric]``: mean, std, ci_low, ci_high over the contender's queries;
     ``splits[name][split][metric]``: the mean of each split; ``tests[name][metric]``: the
-    paired t-test against the baseline over the queries both have (mean difference
-    contender - baseline, its CI, p, Holm-adjusted p across the contenders of that metric);
+    paired t-test against the baseline over the queries all contenders have, from
+    :func:`gbrank.compare` (mean difference contender - baseline, its CI, p, Holm-adjusted p
+    across the contenders of that metric, Cohen's d_z, the fractions of queries improved
+    and worsened);
     ``winners[metric]``: the contender with the highest mean; ``ranks[name][metric]``:
     1 = best (ties share the lower rank)."""
     from gbrank.evaluation import compare
@@ -151,15 +134,14 @@ def summarise(per_query: pd.DataFrame, *, baseline: str, metrics: Sequence[str],
         out["n_empty"][name] = res[name].n_empty
         by_split = per_query[per_query["contender"] == name].groupby("split", sort=False)[metrics].mean()
         out["splits"][name] = {str(k): {m: float(v[m]) for m in metrics} for k, v in by_split.iterrows()}
-    others = [n for n in contenders if n != baseline]
-    tests = {n: compare(res[n], res[baseline], test="t", confidence=confidence) for n in others}
-    for m in metrics:
-        adjusted = holm([tests[n].loc[m, "p_value"] for n in others]) if others else []
-        for n, p_adj in zip(others, adjusted):
-            c = tests[n].loc[m]
-            out["tests"].setdefault(n, {})[m] = {
-                "diff": _float(c["diff"]), "ci_low": _float(c["ci_low"]), "ci_high": _float(c["ci_high"]),
-                "p_value": _float(c["p_value"]), "p_holm": _float(p_adj), "n": int(c["n"])}
+    if len(contenders) > 1:
+        tests = compare(res, baseline=baseline, test="t", correction="holm", confidence=confidence).pairs
+        for n in contenders:
+            for c in tests[tests["a"] == n].itertuples():
+                out["tests"].setdefault(n, {})[c.metric] = {
+                    "diff": _float(c.diff), "ci_low": _float(c.ci_low), "ci_high": _float(c.ci_high),
+                    "p_value": _float(c.p_value), "p_holm": _float(c.p_adjusted), "d_z": _float(c.d_z),
+                    "improved": _float(c.better), "worsened": _float(c.worse), "n": int(c.n)}
     means = pd.DataFrame({n: {m: out["contenders"][n][m]["mean"] for m in metrics} for n in contenders}).T
     ranks = means.rank(axis=0, ascending=False, method="min")
     for m in metrics:

@@ -1,7 +1,8 @@
 """Per-list bounds of ranking metrics, for bounded (per-list normalised) objectives.
 
 For one list's labels (order irrelevant) and a metric whose record in
-``gbrank.metrics.METRICS`` says ``bounds=True`` ("ndcg", "ap", "rr", "nrbp", "nrbp_loss"): the maximum, minimum and exact expectation over all orders
+``gbrank.metrics.METRICS`` says ``bounds=True`` ("ndcg", "ap", "rr", "nrbp",
+"nrbp_loss"): the maximum, minimum and exact expectation over all orders
 (``list_bounds``, ``maximum``, ``minimum``, ``expectation``), the distribution of the
 metric under random orders with its smoothed CDF (``distribution``; thesis Algorithm 2,
 Eq 3.13), and whether the list can be bounded at all (``is_degenerate``).  ``prepare``
@@ -11,7 +12,7 @@ expectation, expectation-max, distribution).  ``cdf_lookup`` is the numba kernel
 objective calls to read a CDF table in O(1) (``grid_interp`` the interpolation it uses).
 
 Every metric value comes from the kernels of ``gbrank.metrics``; this package imports
-nothing else of gbrank.  Formulas, conventions and checks: docs/bounds.md.
+nothing else of gbrank (but the shared input checks).  Formulas, conventions and checks: docs/bounds.md.
 """
 
 from ._api import (

@@ -147,8 +147,8 @@ def evaluate(
     order, starts, qids = group_by_qid(qid)
     labels, scores = labels[order], scores[order]
     row_gains = gains_of(labels, gain, "y_true")
-    return evaluate_sorted(specs, scores, labels, row_gains, np.ones(len(labels)), starts, np.diff(starts), qids,
-                           settings, max_grade=max_grade)
+    return evaluate_sorted(specs, scores, labels, row_gains, np.empty(0), starts, np.diff(starts), qids, settings,
+                           max_grade=max_grade)
 
 
 def check_settings(*, gain, empty, ties, ap_divisor, relevance_threshold, tie_policies=TIES) -> dict:
@@ -183,20 +183,21 @@ def gains_of(labels: np.ndarray, gain, name: str = "labels") -> np.ndarray:
             raise ValueError(f"{name} has label {labels[first]:g} (row {first}), which the gain mapping does not "
                              f"cover (its labels: {keys.tolist()}); add a gain for it")
         return values[where]
-    return np.exp2(labels) - 1.0 if gain == "exp" else labels.astype(np.float64, copy=True)
+    return np.exp2(labels) - 1.0 if gain == "exp" else np.asarray(labels, dtype=np.float64)  # read-only use
 
 
 def evaluate_sorted(specs, scores, labels, row_gains, row_judged, starts, n_ranked, qids, settings, *,
                     max_grade=None, extra_settings=None, keys=None, ties_code=None) -> EvaluationResult:
     """The evaluator on rows already grouped by list (list i is rows ``starts[i]:starts[i+1]``,
-    its first ``n_ranked[i]`` ranked by score, the rest judged items the run did not rank).
+    its first ``n_ranked[i]`` ranked by score, the rest judged items the run did not rank;
+    ``row_judged`` empty: every row judged).
     ``keys`` and ``ties_code``: a kernel tie policy other than the settings' (``TIES_KEY``)."""
     empty = settings["empty"]
     threshold = settings["relevance_threshold"]
     if max_grade is None:
         max_grade = float(labels.max()) if len(labels) else 0.0
     top = gains_of(np.array([float(max_grade)]), settings["gain"], "max_grade")[0]
-    values, n_rel = _metric_values(specs, scores, labels, np.zeros(len(scores)) if keys is None else keys,
+    values, n_rel = _metric_values(specs, scores, labels, np.empty(0) if keys is None else keys,
                                    row_gains, row_judged, starts, np.asarray(n_ranked, dtype=np.int64), threshold,
                                    TIES[settings["ties"]] if ties_code is None else ties_code,
                                    AP_DIVISORS[settings["ap_divisor"]], float(top))

@@ -413,13 +413,20 @@ def rbp_residual(judged, groups, p):
 
 
 @njit(cache=True)
+def _judged(judged, rel):
+    """The judged flags of a list; an empty array stands for "every item judged"."""
+    return np.ones(rel.shape[0]) if judged.shape[0] == 0 else judged
+
+
+@njit(cache=True)
 def metric_value(code, k, p, gains, rel, judged, groups, ap_divisor, top_gain):
     """Dispatch one metric on one list in rank order.
 
     ``gains``, ``rel`` and ``judged`` hold the ranked items first, in rank order (tie groups
     ``groups``, ``groups[-1]`` of them), then any judged items the run did not rank: those
     count in R, the ideal DCG and the judged totals, never as ranked.  ``top_gain`` is the
-    gain of the top grade of the scale (ERR, graded RBP)."""
+    gain of the top grade of the scale (ERR, graded RBP).  An empty ``judged``: every item
+    is judged."""
     if code == NDCG:
         return ndcg(gains, groups, k)
     if code == DCG:
@@ -449,17 +456,17 @@ def metric_value(code, k, p, gains, rel, judged, groups, ap_divisor, top_gain):
     if code == RPREC:
         return r_precision(rel, groups)
     if code == BPREF:
-        return bpref(rel, judged, groups)
+        return bpref(rel, _judged(judged, rel), groups)
     if code == ERR:
         return err(gains, groups, k, top_gain)
     if code == F1:
         return f1(rel, groups, k)
     if code == JUDGED:
-        return judged_at(judged, groups, k)
+        return judged_at(_judged(judged, rel), groups, k)
     if code == RBP_GRADED:
         return rbp(gains, groups, p) / top_gain if top_gain > 0.0 else 0.0
     if code == RBP_RESIDUAL:
-        return rbp_residual(judged, groups, p)
+        return rbp_residual(_judged(judged, rel), groups, p)
     raise ValueError("metric_value: unknown metric code (not in gbrank.metrics' record)")
 
 
@@ -507,17 +514,27 @@ def rank_order(scores, labels, keys, ties):
 def ranked_values(scores, labels, keys, row_gains, row_judged, n_ranked, threshold, ties):
     """(gains, rel, judged, groups) of one list: its first ``n_ranked`` rows in rank order
     (tie groups of ``rank_order``), then its other rows, judged items the run did not rank
-    (they count in R, the ideal and the judged totals).  ``rel`` is ``label >= threshold``."""
+    (they count in R, the ideal and the judged totals).  ``rel`` is ``label >= threshold``.
+    An empty ``row_judged`` means every row is judged (then ``judged`` is returned empty);
+    ``keys`` may be empty unless ``ties`` is ``TIES_KEY``."""
     order, groups = rank_order(scores[:n_ranked], labels[:n_ranked], keys[:n_ranked], ties)
     n = scores.shape[0]
     gains = np.empty(n)
     rel = np.empty(n)
-    judged = np.empty(n)
-    for r in range(n):
-        i = order[r] if r < n_ranked else r
+    for r in range(n_ranked):
+        i = order[r]
         gains[r] = row_gains[i]
         rel[r] = 1.0 if labels[i] >= threshold else 0.0
-        judged[r] = row_judged[i]
+    for r in range(n_ranked, n):
+        gains[r] = row_gains[r]
+        rel[r] = 1.0 if labels[r] >= threshold else 0.0
+    if row_judged.shape[0] == 0:
+        return gains, rel, row_judged, groups  # every row judged (``_judged`` expands it)
+    judged = np.empty(n)
+    for r in range(n_ranked):
+        judged[r] = row_judged[order[r]]
+    for r in range(n_ranked, n):
+        judged[r] = row_judged[r]
     return gains, rel, judged, groups
 
 
