@@ -22,6 +22,7 @@ _LAZY = {
     "environment": "gbrank.bench._report:environment",
     "prepare_letor": "gbrank.bench._letor:prepare_letor",
     "run_letor": "gbrank.bench._letor:run_letor",
+    "write_findings": "gbrank.bench._letor_findings:write_findings",
     "contender_listing": "gbrank.bench._letor:contender_listing",
     "prepare_mf": "gbrank.bench._mf:prepare_mf",
     "run_mf": "gbrank.bench._mf:run_mf",

@@ -42,6 +42,7 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
     Returns the report's summary (``write_report``'s return value)."""
     from tqdm.auto import tqdm
 
+    from ._letor_findings import write_findings
     from ._report import write_report
 
     out = plan.out_dir
@@ -110,8 +111,9 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
         summary = write_report(per_query, out, baseline=plan.baseline, metrics=REPORT_METRICS, title=title,
                                config=config, conventions=conventions, notes=_notes(plan, records),
                                highlight=highlight)
-    write(f"report written to {out.resolve()}/ (summary.md, summary.json, config.json, per_query.csv.gz, "
-          + ", ".join(f for f in summary["files"] if f.endswith(".png")) + ")")
+        write_findings(out, per_query)
+    write(f"report written to {out.resolve()}/ (summary.md, summary.json, findings.md, config.json, "
+          "per_query.csv.gz, " + ", ".join(f for f in summary["files"] if f.endswith(".png")) + ")")
     return summary
 
 

@@ -1,27 +1,23 @@
-"""Three claims tested on a ``gbrank bench letor`` output folder (docs/results.md, MQ2008 section).
-
-    python benchmarks/bench_letor_findings.py docs/results/bench-letor-mq2008
+"""Three claims of the research behind gbrank, tested on a ``gbrank bench letor`` report.
 
 (a) optimising RR is worst, even when evaluated by RR;
 (b) nRBP-based objectives are at least as good as nDCG and AP ones;
 (c) bounding helps nRBP.
 
 Each claim is checked per library (``gbrank:`` = LightGBM, ``gbrank-xgb:`` = XGBoost) with
-paired t-tests over the pooled test queries (``gbrank.compare``), Holm-corrected within each
-family stated below.  Reads ``per_query.csv.gz``; writes ``findings.md`` and ``findings.json``
-beside it.
+paired t-tests over the pooled test queries (``gbrank.compare``), Holm-corrected
+(``gbrank.evaluation.adjust_p_values``) within each family stated below.  ``bench letor``
+writes ``findings.md`` and ``findings.json`` beside its report.
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
-import sys
 
 import pandas as pd
 
-from gbrank.bench import holm
-from gbrank.evaluation import EvaluationResult, compare
+from gbrank.evaluation import EvaluationResult, adjust_p_values, compare
 
 UNBOUNDED = ["ndcg", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
 NRBP = ["nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
@@ -46,7 +42,7 @@ def tests(res: dict, pairs: list[tuple[str, str]], metric: str) -> list[dict]:
         c = compare(res[a], res[b], test="t").loc[metric]
         rows.append({"a": a, "b": b, "metric": metric, "mean_a": float(c["mean_a"]), "mean_b": float(c["mean_b"]),
                      "diff": float(c["diff"]), "p": float(c["p_value"])})
-    for row, p in zip(rows, holm([r["p"] for r in rows])):
+    for row, p in zip(rows, adjust_p_values([r["p"] for r in rows], "holm")):
         row["p_holm"] = float(p)
     return rows
 
@@ -55,9 +51,13 @@ def sig(rows, sign) -> int:
     return sum(1 for r in rows if r["p_holm"] < 0.05 and (r["diff"] > 0) == (sign > 0))
 
 
-def main(folder: str) -> dict:
+def write_findings(folder, per_query: pd.DataFrame | None = None) -> dict:
+    """Test the three claims on a bench letor output ``folder`` (its ``per_query.csv.gz``
+    unless ``per_query`` is given); writes ``findings.md`` and ``findings.json`` there and
+    returns the JSON document.  A library whose six unbounded objectives were not all run
+    is skipped, and the files say so."""
     folder = pathlib.Path(folder)
-    pq = pd.read_csv(folder / "per_query.csv.gz")
+    pq = pd.read_csv(folder / "per_query.csv.gz") if per_query is None else per_query
     res = results(pq)
     means = pq.groupby("contender", sort=False)[EVAL].mean()
     doc, md = {}, []
@@ -107,9 +107,5 @@ def main(folder: str) -> dict:
         md.append("")
     (folder / "findings.json").write_text(json.dumps(doc, indent=1) + "\n")
     (folder / "findings.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
     return doc
 
-
-if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "docs/results/bench-letor-mq2008")

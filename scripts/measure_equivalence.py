@@ -5,7 +5,7 @@ On MQ2008 Fold 1 (train), 20 rounds, the settings of ``tests/test_backends.py``:
 ``rank:map`` (topk 32) against ``like_xgboost("ndcg" | "ap")``.  Prints whether the first
 split is the same and the largest prediction difference on the training rows.
 
-    GBRANK_DATA=../shared/data python benchmarks/bench_equivalence.py --save docs/results/equivalence.json
+    GBRANK_DATA=../shared/data python scripts/measure_equivalence.py --save docs/results/equivalence.json
 """
 
 from __future__ import annotations
