@@ -14,7 +14,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._validation import check_choice
 from ._evaluate import EvaluationResult, _t_half_width
@@ -463,6 +462,8 @@ def _paired_test(x, y, test, n_resamples, random_state) -> tuple[float, float]:
         return 0.0, 1.0
     if len(d) < 2:
         raise ValueError("a paired test needs at least two common lists")
+    from scipy import stats  # imported on first use: it is most of the cost of importing gbrank
+
     if test == "t":
         r = stats.ttest_rel(x, y)
     elif test == "wilcoxon":
@@ -476,6 +477,8 @@ def _paired_test(x, y, test, n_resamples, random_state) -> tuple[float, float]:
 
 
 def _tukey(values, names, metrics, pairs, confidence) -> pd.DataFrame:
+    from scipy import stats
+
     where = {n: i for i, n in enumerate(names)}
     rows = []
     for j, m in enumerate(metrics):
