@@ -165,3 +165,27 @@ def expected_metric(name, scores, labels, ties, **kw):
             return None
         total += prob * value
     return total
+
+
+def swap_delta_matrix(name, scores, labels, *, gain_kind="exp", threshold=1.0):
+    """|M(after items i and j swap their current ranks) - M(now)| for every pair of one list,
+    entry ``[i, j]`` for input rows i and j, by literally swapping and recomputing.
+
+    The current ranking is a stable descending sort of ``scores`` (input order breaks ties);
+    ``name`` is a :func:`metric_of_order` name (e.g. ``"ndcg"``, ``"nrbp@0.9"``).  Where the
+    metric is undefined (no relevant item) every delta is 0, as the LambdaRank weights are.
+    """
+    n = len(labels)
+    order = sorted(range(n), key=lambda i: -scores[i])  # sorted() is stable
+    ranked = [labels[i] for i in order]
+    now = metric_of_order(name, ranked, gain_kind=gain_kind, threshold=threshold)
+    out = [[0.0] * n for _ in range(n)]
+    for a in range(n):
+        for b in range(n):
+            if a == b or now is None:
+                continue
+            swapped = list(ranked)
+            swapped[a], swapped[b] = swapped[b], swapped[a]
+            after = metric_of_order(name, swapped, gain_kind=gain_kind, threshold=threshold)
+            out[order[a]][order[b]] = abs(after - now)
+    return out

@@ -215,7 +215,7 @@ def test_explicit_ratings_threshold_flows_through_split_fit_and_score():
 
 def test_fixed_or_resampled_negatives(clustered_split):
     from gbrank.torch._mf import _MFTask
-    from gbrank.torch._interactions import csr_from
+    from gbrank.interactions import csr_from
 
     pos = csr_from(np.array([0, 0, 1]), np.array([0, 1, 2]), 2)
     for resample in (False, True):

@@ -1,5 +1,6 @@
-"""The torch losses: gradients, padding, the lambda weights against swap_deltas, the
-smoothed metrics against the exact ones, and the sampling losses' semantics."""
+"""The torch losses: gradients, padding, the LambdaRank gradient, the smoothed metrics
+against the exact ones, and the sampling losses' semantics (the swap deltas themselves:
+test_swap_deltas.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from gbrank import evaluate  # noqa: E402
 from gbrank.lambdas import swap_deltas  # noqa: E402
-from gbrank.torch import (LOSSES, bpr_loss, harmonic, kos_loss, lambda_loss, lambda_weights,  # noqa: E402
+from gbrank.torch import (LOSSES, bpr_loss, harmonic, kos_loss, lambda_loss,  # noqa: E402
                           listwise_ap_loss, listwise_ndcg_loss, listwise_nrbp_loss, listwise_rr_loss,
                           make_loss, smooth_ranks, warp_loss)
 
@@ -49,10 +50,43 @@ def test_registry_lists_every_loss_and_refuses_unknown_names():
         make_loss("listwise_nrbp@0.9")
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         make_loss("lambda_nrbp@1.5")
+    with pytest.raises(ValueError, match="takes no '@' parameter"):
+        make_loss("lambda_ndcg@10")  # the torch LambdaRank has no truncation
     with pytest.raises(ValueError, match="does not take option"):
         make_loss("listwise_ap", sigma=2.0)
     assert make_loss("lambda_nrbp@0.95").metric == "nrbp@0.95"
     assert make_loss("listwise_nrbp").metric == "nrbp@0.95"
+
+
+def test_metric_losses_come_from_the_metric_record():
+    from gbrank.metrics import METRICS, PARADIGMS, with_delta, with_listwise
+    from gbrank.torch._bounded import BOUNDED_METRIC
+    from gbrank.torch._losses import LAMBDA_SGD_LR, LISTWISE
+
+    # the torch-side tables cover exactly the record's families, no more, no fewer
+    assert sorted(LAMBDA_SGD_LR) == sorted(with_delta())
+    assert sorted(LISTWISE) == sorted(with_listwise())
+    metric_based = {n for n in LOSSES if n.partition("_")[0] in PARADIGMS}
+    assert metric_based == {f"lambda_{n}" for n in with_delta()} | {f"listwise_{n}" for n in with_listwise()}
+    assert BOUNDED_METRIC == {f"listwise_{n}": METRICS[n].listwise for n in with_listwise()}
+    for name in metric_based:
+        family = LOSSES[name].family
+        label_option = "gain" if METRICS[family].graded else "relevance_threshold"
+        assert label_option in LOSSES[name].options
+        assert LOSSES[name].needs_p == (name.startswith("lambda_") and METRICS[family].param == "p")
+
+
+@pytest.mark.parametrize("name,canonical,metric,lr", [
+    ("lambda_ndcg", "lambda_ndcg", "ndcg", 10.0), ("lambda_ap", "lambda_ap", "ap", 1.0),
+    ("lambda_rr", "lambda_rr", "rr", 1.0), (" Lambda_nRBP@0.950 ", "lambda_nrbp@0.95", "nrbp@0.95", 1.0),
+    ("listwise_ndcg", "listwise_ndcg", "ndcg", 1000.0), ("listwise_nrbp", "listwise_nrbp", "nrbp@0.95", 0.1),
+    ("listwise_nrbp+MinMax", "listwise_nrbp+minmax", "nrbp@0.95", 1000.0),
+    ("listwise_ap+distribution", "listwise_ap+distribution", "ap", 1000.0),
+    ("bpr", "bpr", "ndcg", 100.0), ("kos_warp", "kos_warp", "ndcg", 10.0),
+])
+def test_canonical_names_metrics_and_learning_rates(name, canonical, metric, lr):
+    loss = make_loss(name)
+    assert (loss.name, loss.metric, loss.sgd_learning_rate) == (canonical, metric, lr)
 
 
 @pytest.mark.parametrize("name", ALL_LOSSES)
@@ -97,42 +131,8 @@ def test_lists_do_not_leak_into_each_other(name):
 
 # ---- lambda weights ------------------------------------------------------------------
 
-def _random_lists(count, seed):
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        n = int(rng.integers(1, 10))
-        kind = rng.integers(0, 4)
-        labels = rng.integers(0, 3, n).astype(float)
-        if kind == 1:
-            labels[:] = 0.0  # nothing relevant
-        elif kind == 2:
-            labels[:] = 1.0  # everything relevant
-        scores = rng.integers(0, 4, n).astype(float)  # many ties
-        yield scores, labels
-
-
-@pytest.mark.parametrize("metric,p", [("ndcg", None), ("ap", None), ("rr", None), ("nrbp", 0.8), ("nrbp", 0.95)])
-@pytest.mark.parametrize("threshold", [1, 2])
-def test_lambda_weights_equal_swap_deltas(metric, p, threshold):
-    for scores, labels in _random_lists(150, seed=hash((metric, threshold)) % 1000):
-        w = lambda_weights(metric, torch.tensor(scores, dtype=F64), torch.tensor(labels, dtype=F64), p=p,
-                           relevance_threshold=threshold)[0].numpy()
-        ref = swap_deltas(metric, scores, labels, p=p, relevance_threshold=threshold)
-        np.testing.assert_allclose(w, ref, rtol=0, atol=1e-12, err_msg=f"{metric} {scores} {labels}")
-
-
-def test_lambda_weights_in_a_padded_batch_equal_swap_deltas():
-    lists = list(_random_lists(6, seed=5))
-    width = max(len(s) for s, _ in lists) + 2
-    scores = torch.zeros(len(lists), width, dtype=F64)
-    labels = torch.zeros(len(lists), width, dtype=F64)
-    mask = torch.zeros(len(lists), width, dtype=torch.bool)
-    for b, (s, y) in enumerate(lists):
-        scores[b, :len(s)], labels[b, :len(s)], mask[b, :len(s)] = torch.tensor(s), torch.tensor(y), True
-    w = lambda_weights("ap", scores, labels, mask)
-    for b, (s, y) in enumerate(lists):
-        np.testing.assert_allclose(w[b, :len(s), :len(s)].numpy(), swap_deltas("ap", s, y), atol=1e-12)
-        assert torch.all(w[b, len(s):] == 0) and torch.all(w[b, :, len(s):] == 0)
+# The swap deltas themselves (numba, torch on the CPU and on CUDA) are checked against one
+# brute-force oracle in test_swap_deltas.py.
 
 
 @pytest.mark.parametrize("metric,p", [("ndcg", None), ("ap", None), ("rr", None), ("nrbp", 0.9)])
@@ -165,7 +165,7 @@ def test_lambda_loss_value_and_refusals():
     assert lambda_loss(s, y, metric="rr").item() == pytest.approx(0.5 * math.log1p(math.exp(2.0)))
     with pytest.raises(ValueError, match="persistence"):
         lambda_loss(s, y, metric="nrbp")
-    with pytest.raises(ValueError, match="only nRBP"):
+    with pytest.raises(ValueError, match=r"only \[.nrbp.\] take a persistence"):
         lambda_loss(s, y, metric="ap", p=0.5)
     with pytest.raises(ValueError, match="unknown lambda metric"):
         lambda_loss(s, y, metric="dcg")

@@ -4,11 +4,13 @@ This is the only part of gbrank that imports torch.
 
 * Losses on padded batches of lists (``scores``, ``labels``, ``mask`` of shape [B, L]),
   one value per list: smoothed listwise nDCG, AP, RR and nRBP (Li et al. SIGIR 2021,
-  Eqs 11-19), LambdaRank with dnDCG, dAP, dRR, dnRBP(p) weights and the RankNet
-  log-loss, k-OS (Weston et al. RecSys 2013), WARP and BPR; :func:`make_loss` builds any
-  of them by name.
-* The recommendation protocol of the paper: :func:`split_interactions`,
-  :func:`evaluate_recommender` (``"sampled"`` or ``"full"`` catalogue).
+  Eqs 11-19), LambdaRank with dnDCG, dAP, dRR, dnRBP(p) weights (``_deltas``, the torch
+  twin of the numba swap deltas of ``gbrank.lambdas``) and the RankNet log-loss, k-OS
+  (Weston et al. RecSys 2013), WARP and BPR; :func:`make_loss` builds any of them by name
+  (the metric-based names come from the metric record, ``gbrank.metrics``).
+* The recommendation protocol of the paper: :func:`split_interactions` (from the
+  torch-free ``gbrank.interactions``, re-exported here), :func:`evaluate_recommender`
+  (``"sampled"`` or ``"full"`` catalogue).
 * Estimators with scikit-learn conventions: :class:`MFRanker` (user, item) and
   :class:`NetRanker` (features, query ids); ``save``/``load``.
 * Data-parallel training (DistributedDataParallel, users split over processes):
@@ -16,9 +18,9 @@ This is the only part of gbrank that imports torch.
   :func:`launch_local`.
 """
 
+from ..interactions import InteractionSplit, NotEnoughNegatives, split_interactions
 from ._device import resolve_device
 from ._distributed import DistributedTrainingError, fit_distributed, launch_local
-from ._interactions import InteractionSplit, NotEnoughNegatives, split_interactions
 from ._lambda import DELTAS, lambda_loss, lambda_weights
 from ._listwise import (gains, listwise_ap_loss, listwise_ndcg_loss, listwise_nrbp_loss, listwise_rr_loss,
                         smooth_ranks)

@@ -10,6 +10,7 @@ from sklearn.exceptions import NotFittedError
 from ..metrics import parse_metric
 from ._device import resolve_device
 from ._losses import make_loss
+from ._persist import load_model, save_model
 from ._training import TrainConfig, check_config
 
 #: Adam's learning rate when ``learning_rate=None`` (SGD's depends on the loss: ``loss.sgd_learning_rate``)
@@ -68,15 +69,11 @@ class TorchRanker(BaseEstimator):
         holds only tensors and plain Python values, no pickled code.  Weights are stored
         on the CPU, so a model trained on a GPU loads on a machine without one.
         """
-        from ._persist import save_model
-
         save_model(self, path)
 
     @classmethod
     def load(cls, path, map_location="cpu"):
         """Load a model written by :meth:`save` (onto ``map_location``, default the CPU)."""
-        from ._persist import load_model
-
         model = load_model(path, map_location=map_location)
         if not isinstance(model, cls):
             raise TypeError(f"{path} holds a {type(model).__name__}, not a {cls.__name__}")

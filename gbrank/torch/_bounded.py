@@ -20,7 +20,8 @@ for nDCG); ``gbrank.bounds.prepare`` caches them per shape, so after the first e
 batch costs a dictionary lookup per list.
 
 Layering note: this is the one module of gbrank.torch that uses ``gbrank.bounds``
-(which itself depends only on ``gbrank.metrics``).
+(which itself depends only on ``gbrank.metrics``).  The boundings and the metric each
+listwise loss smooths come from the metric record (``gbrank.metrics``).
 """
 
 from __future__ import annotations
@@ -30,21 +31,11 @@ import torch
 
 import gbrank.bounds as _bounds
 
+from ..metrics import BOUNDINGS, METRICS, check_bounding, with_listwise  # noqa: F401 (BOUNDINGS: re-exported)
 from ._ranks import check_batch
 
-BOUNDINGS = ("minmax", "expectation", "expectation_max", "distribution")
-
-#: listwise loss name -> the gbrank.bounds metric it smooths
-BOUNDED_METRIC = {"listwise_ndcg": "ndcg", "listwise_ap": "ap", "listwise_rr": "rr", "listwise_nrbp": "nrbp_loss"}
-
-
-def check_bounding(bounding):
-    """None or one of :data:`BOUNDINGS`; else a ValueError listing them."""
-    if bounding is None:
-        return None
-    if not isinstance(bounding, str) or bounding.strip().lower() not in BOUNDINGS:
-        raise ValueError(f"unknown bounding {bounding!r}; known boundings: None, {', '.join(BOUNDINGS)}")
-    return bounding.strip().lower()
+#: listwise loss name -> the metric it smooths, whose bounds it uses (the record's ``listwise`` field)
+BOUNDED_METRIC = {f"listwise_{name}": rec.listwise for name, rec in with_listwise().items()}
 
 
 def batch_bounds(metric: str, labels: torch.Tensor, mask: torch.Tensor, *, distribution: bool = False,
@@ -58,7 +49,7 @@ def batch_bounds(metric: str, labels: torch.Tensor, mask: torch.Tensor, *, distr
     m = mask.detach().cpu().numpy().astype(bool)
     y = labels.detach().cpu().numpy().astype(np.float64)
     ptr = np.concatenate([[0], np.cumsum(m.sum(axis=1))]).astype(np.int64)
-    options = dict(gain=gain) if metric == "ndcg" else dict(relevance_threshold=relevance_threshold)
+    options = dict(gain=gain) if METRICS[metric].graded else dict(relevance_threshold=relevance_threshold)
     lb = _bounds.prepare(metric, y[m], ptr, distribution=distribution, **options)
     kw = dict(dtype=labels.dtype, device=labels.device)
     out = {name: torch.as_tensor(getattr(lb, name), **kw) for name in ("minimum", "maximum", "expectation")}
@@ -120,7 +111,7 @@ def bounded_listwise_loss(scores, labels, mask=None, *, function, metric: str, b
     if bounds is None:
         extra = {k: options[k] for k in ("relevance_threshold", "gain") if k in options}
         bounds = batch_bounds(metric, labels, mask, distribution=bounding == "distribution", **extra)
-    higher_is_better = metric != "nrbp_loss"
+    higher_is_better = METRICS[metric].higher_is_better
     value = -raw if higher_is_better else raw  # the smoothed metric value M~
     mapped = apply_bounding(bounding, value, bounds)
     return -mapped if higher_is_better else mapped

@@ -1,19 +1,27 @@
 """The loss registry: names such as ``"listwise_nrbp"`` or ``"lambda_nrbp@0.95"`` to losses.
 
-:func:`make_loss` returns a :class:`RankingLoss`, a callable
-``loss(scores, labels, mask, generator=None) -> [B]`` with its options bound.  The
-registry is a plain dict; errors list ``sorted(LOSSES)``.
+The metric-based losses come from the metric record (``gbrank.metrics``): a
+``lambda_<family>`` loss for every family with a swap delta (``with_delta()``) and a
+``listwise_<family>`` loss for every family with a smoothed listwise loss
+(``with_listwise()``); their names, with ``@p`` and ``+bounding``, are read by
+``gbrank.metrics.parse``.  What only torch knows about them (the listwise functions, their
+extra options and the default SGD learning rates) is the small tables :data:`LAMBDA_SGD_LR`
+and :data:`LISTWISE`, keyed by family; bpr, warp, kos_auc and kos_warp are torch-only
+entries.  :func:`make_loss` returns a :class:`RankingLoss`, a callable
+``loss(scores, labels, mask, generator=None) -> [B]`` with its options bound.  The registry
+is a plain dict; errors list ``sorted(LOSSES)``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import torch
 
-from ._bounded import BOUNDED_METRIC, bounded_listwise_loss, check_bounding
+from ..metrics import METRICS, PARADIGMS, aliases, check_bounding, parse, with_delta, with_listwise
+from ._bounded import BOUNDED_METRIC, bounded_listwise_loss
 from ._lambda import lambda_loss
 from ._listwise import listwise_ap_loss, listwise_ndcg_loss, listwise_nrbp_loss, listwise_rr_loss
 from ._sampled import bpr_loss, kos_loss, warp_loss
@@ -21,33 +29,76 @@ from ._sampled import bpr_loss, kos_loss, warp_loss
 _THRESHOLD = ("relevance_threshold",)
 _KOS = ("n_positives", "k", "position_weights", "n_draws", "margin", "max_trials") + _THRESHOLD
 
+#: default SGD learning rate of ``lambda_<family>`` (best of 0.1 ... 1000 on MovieLens, NSR 1, 15 epochs)
+LAMBDA_SGD_LR = {"ap": 1.0, "ndcg": 10.0, "nrbp": 1.0, "rr": 1.0}
+
+
+class _Listwise(NamedTuple):
+    function: Callable
+    options: tuple[str, ...]  # beyond temperature and gain (graded) or relevance_threshold (binary)
+    sgd_lr: float  # default SGD learning rate, chosen as LAMBDA_SGD_LR's
+    bounded_sgd_lr: float | None = None  # with a bounding, when it differs
+
+
+#: family -> its smoothed listwise loss (Li et al. 2021, Eqs 11-19), extra options, SGD learning rates
+LISTWISE = {
+    "ap": _Listwise(listwise_ap_loss, (), 1000.0),
+    "ndcg": _Listwise(listwise_ndcg_loss, (), 1000.0),
+    # the nRBP loss (Eq 19) is not per-list normalised unless bounded, and does not depend on p
+    "nrbp": _Listwise(listwise_nrbp_loss, ("normalize",), 0.1, 1000.0),
+    "rr": _Listwise(listwise_rr_loss, (), 1000.0),
+}
+#: persistence of the evaluation metric a loss aims at when its family needs one and the loss takes none
+DEFAULT_P = 0.95
+
 
 @dataclass(frozen=True)
 class _Entry:
     function: Callable
     options: tuple[str, ...]
     metric: str  # the evaluation metric the loss aims at ("{p}" filled with the persistence)
-    sgd_lr: float  # default SGD learning rate (best of 0.1 ... 1000 on MovieLens, NSR 1, 15 epochs)
+    sgd_lr: float  # default SGD learning rate
     needs_p: bool = False
     sampled: bool = False  # draws random numbers (takes a generator)
+    family: str | None = None  # the metric family of a lambda_ or listwise_ loss
+    bounded_sgd_lr: float | None = None
+
+
+def _label_options(family: str) -> tuple[str, ...]:
+    return ("gain",) if METRICS[family].graded else _THRESHOLD
+
+
+def _lambda_entry(family: str) -> _Entry:
+    takes_p = METRICS[family].param == "p"
+    return _Entry(partial(lambda_loss, metric=family), ("sigma",) + _label_options(family),
+                  family + ("@{p}" if takes_p else ""), LAMBDA_SGD_LR.get(family, 1.0), needs_p=takes_p,
+                  family=family)
+
+
+def _listwise_entry(family: str, spec: _Listwise) -> _Entry:
+    metric = f"{family}@{DEFAULT_P:g}" if METRICS[family].param == "p" else family
+    return _Entry(spec.function, ("temperature",) + _label_options(family) + spec.options, metric, spec.sgd_lr,
+                  family=family, bounded_sgd_lr=spec.bounded_sgd_lr)
 
 
 #: loss name -> implementation, accepted options, matching evaluation metric
 LOSSES: dict[str, _Entry] = {
+    **{f"lambda_{n}": _lambda_entry(n) for n in sorted(with_delta())},
+    **{f"listwise_{n}": _listwise_entry(n, LISTWISE[n]) for n in sorted(with_listwise()) if n in LISTWISE},
     "bpr": _Entry(bpr_loss, _THRESHOLD, "ndcg", 100.0),
     "kos_auc": _Entry(partial(kos_loss, step="auc"), _KOS, "ndcg", 100.0, sampled=True),
     "kos_warp": _Entry(partial(kos_loss, step="warp"), _KOS, "ndcg", 10.0, sampled=True),
-    "lambda_ap": _Entry(partial(lambda_loss, metric="ap"), ("sigma",) + _THRESHOLD, "ap", 1.0),
-    "lambda_ndcg": _Entry(partial(lambda_loss, metric="ndcg"), ("sigma", "gain"), "ndcg", 10.0),
-    "lambda_nrbp": _Entry(partial(lambda_loss, metric="nrbp"), ("sigma",) + _THRESHOLD, "nrbp@{p}", 1.0,
-                          needs_p=True),
-    "lambda_rr": _Entry(partial(lambda_loss, metric="rr"), ("sigma",) + _THRESHOLD, "rr", 1.0),
-    "listwise_ap": _Entry(listwise_ap_loss, ("temperature",) + _THRESHOLD, "ap", 1000.0),
-    "listwise_ndcg": _Entry(listwise_ndcg_loss, ("temperature", "gain"), "ndcg", 1000.0),
-    "listwise_nrbp": _Entry(listwise_nrbp_loss, ("temperature", "normalize") + _THRESHOLD, "nrbp@0.95", 0.1),
-    "listwise_rr": _Entry(listwise_rr_loss, ("temperature",) + _THRESHOLD, "rr", 1000.0),
     "warp": _Entry(warp_loss, ("margin", "max_trials") + _THRESHOLD, "ndcg", 10.0, sampled=True),
 }
+
+
+def _families(paradigm: str) -> dict:
+    """The record's families of a paradigm, each with the parameter its torch loss takes:
+    ``lambda_`` takes nRBP's persistence but no cutoff (the torch LambdaRank has no
+    truncation); ``listwise_`` takes none (no cutoff, and the nRBP loss is independent of p)."""
+    fams = with_delta() if paradigm == "lambda" else with_listwise()
+    return {n: replace(rec, param="p" if paradigm == "lambda" and rec.param == "p" else "")
+            for n, rec in fams.items()}
 
 
 def _known() -> str:
@@ -116,39 +167,39 @@ def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
     """
     if not isinstance(name, str):
         raise TypeError(f"a loss is named by a string, e.g. 'listwise_ndcg'; got {name!r}")
-    name_part, plus, suffix = name.strip().lower().partition("+")
-    if plus:
-        if bounding is not None and check_bounding(bounding) != check_bounding(suffix):
-            raise ValueError(f"loss {name!r} names bounding {suffix!r} but bounding={bounding!r} was given")
-        bounding = suffix
-    bounding = check_bounding(bounding)
-    base, _, arg = name_part.partition("@")
+    text = name.strip().lower()
+    body, plus, suffix = text.partition("+")
+    base, at, _ = body.partition("@")
+    head, sep, family = base.partition("_")
+    if sep and head in PARADIGMS:
+        base = f"{head}_{aliases().get(family, family)}"
     if base not in LOSSES:
         raise ValueError(f"unknown loss {name!r}; known losses: {_known()}")
     entry = LOSSES[base]
-    bound = {}
-    if entry.needs_p:
-        if not arg:
-            raise ValueError(f"loss {base!r} needs a persistence p in (0, 1), e.g. '{base}@0.95'")
-        try:
-            p = float(arg)
-        except ValueError:
-            raise ValueError(f"the persistence in {name!r} must be a number in (0, 1)") from None
-        if not 0.0 < p < 1.0:
-            raise ValueError(f"the persistence in {name!r} must lie strictly between 0 and 1")
-        bound["p"] = p
-        canonical = f"{base}@{p:g}"
-        metric = entry.metric.format(p=f"{p:g}")
+    if at and not entry.needs_p:
+        why = (f" (the {base} loss is independent of p)"
+               if entry.family is not None and METRICS[entry.family].param == "p" else "")
+        raise ValueError(f"loss {base!r} takes no '@' parameter{why}; got {name!r}")
+    if entry.needs_p and not at:
+        raise ValueError(f"loss {base!r} needs a persistence p in (0, 1), e.g. '{base}@0.95'")
+    if entry.family is not None:  # the record's parser: family, persistence, bounding suffix
+        spec = parse(text, families=_families(head), paradigm=True, bounding=True, role="loss")
+        named = spec.bounding
     else:
-        if arg:
-            why = " (the listwise nRBP loss is independent of p)" if base == "listwise_nrbp" else ""
-            raise ValueError(f"loss {base!r} takes no '@' parameter{why}; got {name!r}")
-        canonical, metric = base, entry.metric
+        spec, named = None, check_bounding(suffix) if plus else None
+    if named is not None:
+        if bounding is not None and check_bounding(bounding) != named:
+            raise ValueError(f"loss {name!r} names bounding {named!r} but bounding={bounding!r} was given")
+        bounding = named
+    bounding = check_bounding(bounding)
     unknown = sorted(set(options) - set(entry.options))
     if unknown:
         raise ValueError(f"loss {base!r} does not take option(s) {unknown}; it takes {sorted(entry.options)}")
-    bound.update(options)
-    function = partial(entry.function, p=bound.pop("p")) if "p" in bound else entry.function
+    bound = dict(options)
+    function, metric, canonical = entry.function, entry.metric, base
+    if entry.needs_p:
+        function = partial(entry.function, p=spec.p)
+        metric, canonical = spec.metric, str(replace(spec, bounding=None))
     lr = entry.sgd_lr
     if bounding is not None:
         if base not in BOUNDED_METRIC:
@@ -159,6 +210,5 @@ def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
         bound.pop("normalize", None)
         function = partial(bounded_listwise_loss, function=function, metric=BOUNDED_METRIC[base], bounding=bounding)
         canonical = f"{canonical}+{bounding}"
-        if base == "listwise_nrbp":  # bounded, the nRBP loss is per-list normalised like the others
-            lr = LOSSES["listwise_ndcg"].sgd_lr
-    return RankingLoss(canonical, metric, entry.sampled, lr, dict(bound), function)
+        lr = entry.bounded_sgd_lr or lr
+    return RankingLoss(canonical, metric, entry.sampled, lr, bound, function)

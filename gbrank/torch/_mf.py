@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, csr_difference, csr_from, csr_rows, csr_take,
+                            display_id, holdout, sample_negatives)
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
 from ._distributed import ONE_PROCESS, check_distributed, data_parallel
-from ._interactions import (NotEnoughNegatives, _check_nsr, check_pairs, csr_difference, csr_from, csr_rows,
-                            csr_take, display_id, holdout, sample_negatives)
+from ._persist import persistable
 from ._protocol import PROTOCOLS, evaluate_full, evaluate_sampled
 from ._training import train
 
@@ -132,6 +133,7 @@ class _Validation:
         return float(res.mean()[name])
 
 
+@persistable
 class MFRanker(TorchRanker):
     r"""Matrix factorisation for top-n recommendation, trained with a ranking loss.
 
@@ -233,6 +235,16 @@ class MFRanker(TorchRanker):
     (1, 2)
     """
 
+    # what save/load keep (gbrank.torch._persist)
+    _module_class = MatrixFactorization
+    _fitted_attributes = ("users_", "items_", "n_users_", "n_items_", "dropped_users_", "seen_indptr_", "seen_items_",
+                          "eval_metric_", "history_", "best_epoch_", "best_score_", "device_")
+
+    @staticmethod
+    def _module_config(module: MatrixFactorization) -> dict:
+        return {"n_users": module.user_factors.num_embeddings, "n_items": module.item_factors.num_embeddings,
+                "n_factors": module.user_factors.embedding_dim}
+
     def __init__(self, loss: str = "listwise_nrbp", n_factors: int = 32, nsr: int = 1, optimizer: str = "sgd",
                  learning_rate: float | None = None, weight_decay: float = 0.0, epochs: int = 100,
                  batch_size: int = 32, eval_every: int = 1, eval_metric: str | None = None,
@@ -291,7 +303,7 @@ class MFRanker(TorchRanker):
         """
         loss, metric, config, device, rng, generator = self._setup()
         check_distributed(self.distributed, self.random_state)
-        nsr = _check_nsr(self.nsr)
+        nsr = check_nsr(self.nsr)
         if self.eval_protocol not in PROTOCOLS:
             raise ValueError(f"eval_protocol must be one of {list(PROTOCOLS)}, got {self.eval_protocol!r}")
         val_size = float(self.validation_size)

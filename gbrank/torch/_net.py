@@ -12,6 +12,7 @@ from ..evaluation import evaluate
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
 from ._losses import LOSSES
+from ._persist import persistable
 from ._training import train
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh}
@@ -100,6 +101,7 @@ def _net_scores(module, features: np.ndarray, chunk: int = 1 << 16) -> np.ndarra
     return out
 
 
+@persistable
 class NetRanker(TorchRanker):
     """A one-hidden-layer network scoring feature vectors, trained per query with a ranking loss.
 
@@ -138,6 +140,15 @@ class NetRanker(TorchRanker):
     loss_, eval_metric_, history_, best_epoch_, best_score_
         As in :class:`MFRanker`.
     """
+
+    # what save/load keep (gbrank.torch._persist)
+    _module_class = RankingNet
+    _fitted_attributes = ("n_features_in_", "eval_metric_", "history_", "best_epoch_", "best_score_", "device_")
+
+    @staticmethod
+    def _module_config(module: RankingNet) -> dict:
+        return {"n_features": module.hidden.in_features, "hidden": module.hidden.out_features,
+                "activation": type(module.activation).__name__.lower()}
 
     def __init__(self, loss: str = "listwise_ndcg", hidden: int = 46, activation: str = "relu",
                  optimizer: str = "adam", learning_rate: float | None = None, weight_decay: float = 0.0,

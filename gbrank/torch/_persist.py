@@ -3,7 +3,8 @@
 The file holds ``{"format", "class", "params", "module", "state_dict", "fitted"}``; numpy
 arrays become tensors (numeric) or lists (ids of other types), the history a dict of
 columns.  Loading uses ``torch.load(weights_only=True)`` (no pickled code runs) and
-``map_location`` (a model trained on a GPU loads on a CPU).
+``map_location`` (a model trained on a GPU loads on a CPU).  The estimator classes register
+themselves with :func:`persistable`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import torch
+
+from ._losses import make_loss
 
 FORMAT = "gbrank.torch/1"
 
@@ -38,31 +41,31 @@ def _unpack(value):
     return value
 
 
-def _classes():
-    from ._mf import MatrixFactorization, MFRanker
-    from ._net import NetRanker, RankingNet
+#: class name -> the estimator class that :func:`save_model` and :func:`load_model` handle
+PERSISTABLE: dict[str, type] = {}
 
-    return {
-        "MFRanker": (MFRanker, lambda m: {"n_users": m.user_factors.num_embeddings,
-                                          "n_items": m.item_factors.num_embeddings,
-                                          "n_factors": m.user_factors.embedding_dim},
-                     MatrixFactorization,
-                     ("users_", "items_", "n_users_", "n_items_", "dropped_users_", "seen_indptr_", "seen_items_",
-                      "eval_metric_", "history_", "best_epoch_", "best_score_", "device_")),
-        "NetRanker": (NetRanker, lambda m: {"n_features": m.hidden.in_features, "hidden": m.hidden.out_features,
-                                            "activation": type(m.activation).__name__.lower()},
-                      RankingNet,
-                      ("n_features_in_", "eval_metric_", "history_", "best_epoch_", "best_score_", "device_")),
-    }
+
+def persistable(cls):
+    """Class decorator of the estimator modules: let save and load handle ``cls``.
+
+    The class says what a file holds: its torch module class (``_module_class``), the
+    module's constructor arguments (``_module_config(module) -> dict``) and the fitted
+    attributes saved beside the weights (``_fitted_attributes``).  The estimator modules
+    fill this registry, so this module imports none of them (no import cycle).
+    """
+    for need in ("_module_class", "_module_config", "_fitted_attributes"):
+        if getattr(cls, need, None) is None:
+            raise TypeError(f"{cls.__name__} cannot be persistable without {need}")
+    PERSISTABLE[cls.__name__] = cls
+    return cls
 
 
 def save_model(model, path) -> None:
     model._check_fitted()
     name = type(model).__name__
-    classes = _classes()
-    if name not in classes:
-        raise TypeError(f"cannot save a {name}; known: {sorted(classes)}")
-    _, config, _, attrs = classes[name]
+    if PERSISTABLE.get(name) is not type(model):
+        raise TypeError(f"cannot save a {name}; known: {sorted(PERSISTABLE)}")
+    cls = PERSISTABLE[name]
     params = model.get_params(deep=False)
     for key, value in params.items():
         if not isinstance(value, (str, int, float, bool, type(None), dict, list, tuple)):
@@ -71,25 +74,25 @@ def save_model(model, path) -> None:
         "format": FORMAT,
         "class": name,
         "params": params,
-        "module": config(model.module_),
+        "module": cls._module_config(model.module_),
         "state_dict": {k: v.detach().cpu() for k, v in model.module_.state_dict().items()},
-        "fitted": {a: _pack(getattr(model, a)) for a in attrs},
+        "fitted": {a: _pack(getattr(model, a)) for a in cls._fitted_attributes},
     }
     torch.save(payload, path)
 
 
 def load_model(path, map_location="cpu"):
-    from ._losses import make_loss
-
     payload = torch.load(path, map_location=map_location, weights_only=True)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not a gbrank torch model file (format {FORMAT})")
-    cls, _, module_cls, attrs = _classes()[payload["class"]]
+    if payload.get("class") not in PERSISTABLE:
+        raise ValueError(f"{path} holds a {payload.get('class')!r}; known: {sorted(PERSISTABLE)}")
+    cls = PERSISTABLE[payload["class"]]
     model = cls(**payload["params"])
-    module = module_cls(**payload["module"])
+    module = cls._module_class(**payload["module"])
     module.load_state_dict(payload["state_dict"])
     model.module_ = module.eval()
-    for a in attrs:
+    for a in cls._fitted_attributes:
         setattr(model, a, _unpack(payload["fitted"][a]))
     model.loss_ = make_loss(model.loss, **model._loss_options())
     return model

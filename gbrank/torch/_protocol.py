@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation import EvaluationResult, evaluate
-from ._interactions import csr_from, csr_take
+from ..interactions import csr_from, csr_take
 
 PROTOCOLS = ("full", "sampled")
 
