@@ -67,6 +67,8 @@ def _fit_all(configs, X, y, items):
     for kw in configs:
         model = MFRanker(**kw, distributed=True).fit(X, y, items=items)
         mine = _flat(model.module_)
+        if dist.get_backend() == "nccl":  # NCCL gathers CUDA tensors only
+            mine = mine.to(f"cuda:{torch.cuda.current_device()}")
         every = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
         dist.all_gather(every, mine)
         out.append((model, max(float((other - mine).abs().max()) for other in every), dist.get_world_size()))
