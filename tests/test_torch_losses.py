@@ -63,8 +63,9 @@ def test_metric_losses_come_from_the_metric_record():
     from gbrank.torch._bounded import BOUNDED_METRIC
     from gbrank.torch._losses import LAMBDA_SGD_LR, LISTWISE
 
-    # the torch-side tables cover exactly the record's families, no more, no fewer
-    assert sorted(LAMBDA_SGD_LR) == sorted(with_delta())
+    # the torch-side tables name only the record's families; a new objective metric gets its
+    # lambda loss with the default SGD rate (1.0) without an entry, a listwise loss needs its function
+    assert set(LAMBDA_SGD_LR) <= set(with_delta())
     assert sorted(LISTWISE) == sorted(with_listwise())
     metric_based = {n for n in LOSSES if n.partition("_")[0] in PARADIGMS}
     assert metric_based == {f"lambda_{n}" for n in with_delta()} | {f"listwise_{n}" for n in with_listwise()}
