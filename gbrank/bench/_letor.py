@@ -64,10 +64,7 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
     write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders: "
           f"{len(tasks)} runs to train, {counts['ok']} cached in {store.folder}; {plan.jobs} job(s) x "
           f"{plan.threads} thread(s)"
-          + (f"; {counts['stale']} cached run(s) were made under other library versions and are trained again"
-             if counts["stale"] else "")
-          + (f"; {counts['unreadable']} cached run file(s) could not be read and are trained again"
-             if counts["unreadable"] else ""))
+          + _store.retrain_notes(counts))
     t_start = time.perf_counter()
     trained = set()
     bar = tqdm(total=len(tasks), unit="run", desc="training", disable=not tasks)

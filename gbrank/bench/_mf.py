@@ -87,10 +87,7 @@ def run_mf(plan: MFPlan, write=print) -> dict:
     write(f"gbrank bench mf: {plan.data_name}, NSR {plan.nsr}, seeds {plan.seeds}, {len(plan.losses)} losses: "
           f"{len(plan.runs())} runs, {len(plan.runs()) - len(todo)} cached, {len(todo)} to train "
           f"({plan.jobs} job(s) x {plan.threads} thread(s), device {plan.device})"
-          + (f"; {counts['stale']} cached run(s) were made under other library versions and are trained again"
-             if counts["stale"] else "")
-          + (f"; {counts['unreadable']} cached run file(s) could not be read and are trained again"
-             if counts["unreadable"] else ""))
+          + _store.retrain_notes(counts))
     if plan.report_only:
         # report the (NSR, split) pairs every loss finished; name the rest
         missing = {(n, s) for n, s, _ in todo}

@@ -85,6 +85,15 @@ def write_atomic(path: pathlib.Path, write: Callable[[io.BufferedWriter], None])
         raise
 
 
+def retrain_notes(counts: dict) -> str:
+    """The log's words on cached runs that are trained again (``counts`` from the scan of a
+    store: ``"stale"`` runs made under other library versions, ``"unreadable"`` files)."""
+    return ((f"; {counts['stale']} cached run(s) were made under other library versions and are trained again"
+             if counts.get("stale") else "")
+            + (f"; {counts['unreadable']} cached run file(s) could not be read and are trained again"
+               if counts.get("unreadable") else ""))
+
+
 class RunStore:
     """Finished runs in ``folder`` (created on first write), one ``<name>.npz`` per run.
 
