@@ -1,7 +1,12 @@
 """Pictures of per-list metric bounding (gbrank.bounds): expectations, distributions, maps.
 
     python examples/plot_bounded_losses.py            # writes docs/figures/bounds_*.png
+    python examples/plot_bounded_losses.py --quick    # fewer list sizes in the first figure
     python examples/plot_bounded_losses.py --out /tmp/figs
+
+The job: see what each bounding map does to a metric before choosing a bounded objective
+(``GBRanker("nrbp@0.95+minmax")``, ``MFRanker(bounding=...)``).  The figures go to
+docs/figures/, where docs/bounds.md shows them.
 
 Three figures, after the analysis of Westerborg (2022, Figs 3.2-3.7):
 
@@ -35,6 +40,8 @@ METRICS = {"ndcg": {}, "ap": {}, "rr": {}, "nrbp": {"p": 0.95}, "nrbp_loss": {}}
 TITLES = {"ndcg": "nDCG", "ap": "AP", "rr": "RR", "nrbp": "nRBP (p = 0.95)", "nrbp_loss": "nRBP loss (Eq 19)"}
 SHAPES = [(10, 2), (50, 5), (100, 20)]
 COLOURS = ["tab:blue", "tab:orange", "tab:green"]
+FIGURE_DIR = pathlib.Path(__file__).resolve().parents[1] / "docs" / "figures"
+FIGURES = ["bounds_expectation.png", "bounds_distributions.png", "bounds_maps.png"]
 MAP_TITLES = {"minmax": "min-max  (M - min) / (max - min)", "expectation": "expectation  M / E[M]",
               "expectation_max": "expectation-max  (M - E) / (max - E)", "distribution": "distribution  F~(M)"}
 
@@ -45,8 +52,8 @@ def lists_of(shapes):
     return labels, np.concatenate([[0], np.cumsum([n for n, _ in shapes])])
 
 
-def plot_expectation(out: pathlib.Path) -> None:
-    rs = np.arange(1, 41)
+def plot_expectation(out: pathlib.Path, max_relevant: int = 40) -> None:
+    rs = np.arange(1, max_relevant + 1)
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.6), constrained_layout=True)
     for ax, metric in zip(axes, ["ndcg", "ap", "nrbp", "nrbp_loss"]):
         for nsr, colour in zip((1, 2, 3), COLOURS):
@@ -125,18 +132,21 @@ def plot_maps(out: pathlib.Path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> int:
+def main(quick: bool = False, out: pathlib.Path = FIGURE_DIR) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    plot_expectation(out, max_relevant=10 if quick else 40)
+    plot_distributions(out)
+    plot_maps(out)
+    print(f"wrote {', '.join(FIGURES)} to {out}")
+
+
+def cli(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=pathlib.Path,
-                    default=pathlib.Path(__file__).resolve().parents[1] / "docs" / "figures")
+    ap.add_argument("--quick", action="store_true", help="fewer list sizes in the first figure")
+    ap.add_argument("--out", type=pathlib.Path, default=FIGURE_DIR)
     args = ap.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    plot_expectation(args.out)
-    plot_distributions(args.out)
-    plot_maps(args.out)
-    print(f"wrote bounds_expectation.png, bounds_distributions.png, bounds_maps.png to {args.out}")
-    return 0
+    main(quick=args.quick, out=args.out)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli()

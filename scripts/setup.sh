@@ -8,4 +8,4 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -c constraints.txt -e ".[lightgbm,xgboost-cpu,catboost,torch,dask,plot,bench,test]"
+.venv/bin/python -m pip install -q -c constraints.txt -e ".[lightgbm,xgboost-cpu,catboost,torch,dask,plot,bench,test,docs]"

@@ -52,8 +52,8 @@ def swap_deltas(metric, scores, labels, *, p=None, truncation=None, relevance_th
     Examples
     --------
     >>> d = swap_deltas("rr", [3.0, 2.0, 1.0], [0, 0, 1])
-    >>> float(d[0, 2]), float(d[1, 2]), float(d[0, 1])
-    (0.6666666666666666, 0.16666666666666666, 0.0)
+    >>> round(float(d[0, 2]), 6), round(float(d[1, 2]), 6), float(d[0, 1])   # 1 - 1/3, 1/2 - 1/3
+    (0.666667, 0.166667, 0.0)
     """
     obj = LambdaObjective(metric, p=p, truncation=truncation, relevance_threshold=relevance_threshold,
                           gain=gain, bounding=bounding)
