@@ -6,12 +6,14 @@ import re
 
 import numpy as np
 import pytest
-import torch
 
 from gbrank import bounds
 from gbrank.metrics import BOUNDINGS
-from gbrank.torch import MFRanker, make_loss
-from gbrank.torch._bounded import BOUNDED_METRIC
+
+torch = pytest.importorskip("torch")
+
+from gbrank.torch import MFRanker, make_loss  # noqa: E402
+from gbrank.torch._bounded import BOUNDED_METRIC  # noqa: E402
 
 LOSSES = sorted(BOUNDED_METRIC)
 
