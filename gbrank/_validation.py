@@ -178,3 +178,131 @@ def check_group_ptr(group_ptr, n_rows: int, *, allow_empty: bool = False) -> np.
             "remove empty queries from the group sizes"
         )
     return ptr
+
+
+def check_query_ids(qid, name: str = "qid", what: str = "query id") -> np.ndarray:
+    """One query id per row, every one present and all of one kind (numbers or strings).
+
+    Raises ``ValueError`` on an empty, multi-dimensional or missing (NaN, None, inf) id and
+    ``TypeError`` on ids of mixed kinds, naming the rows; returns the ids as an array.
+    """
+    q = np.asarray(qid)
+    if q.ndim == 2 and q.shape[1] == 1:
+        q = q.reshape(-1)
+    if q.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional (one {what} per row), got shape {q.shape}")
+    if len(q) == 0:
+        raise ValueError(f"no rows were given: {name} is empty")
+    if q.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(q))
+    elif q.dtype.kind == "O":
+        bad = np.flatnonzero([v is None or (isinstance(v, (float, np.floating)) and not np.isfinite(v)) for v in q])
+    else:
+        bad = np.zeros(0, dtype=np.int64)
+    if len(bad):
+        raise ValueError(
+            f"{name} has {len(bad)} missing or infinite {what}(s) (NaN/None/inf) at row(s) "
+            f"{bad[:5].tolist()}; every row needs a {what}: fill them in or drop those rows")
+    if q.dtype.kind == "O":
+        kinds = np.array(["string" if isinstance(v, (str, bytes, np.str_, np.bytes_)) else "number"
+                          if isinstance(v, (int, float, np.integer, np.floating)) else type(v).__name__ for v in q])
+        found = list(dict.fromkeys(kinds.tolist()))
+        if len(found) > 1:
+            rows = [int(np.flatnonzero(kinds == k)[0]) for k in found]
+            show = ", ".join(f"row {r}: {q[r]!r} ({k})" for r, k in zip(rows, found))
+            raise TypeError(
+                f"{name} mixes kinds of {what} ({show}); ids must all be numbers or all strings: "
+                f"convert them to one kind first, e.g. {name}=np.asarray({name}).astype(str)")
+    return q
+
+
+def check_feature_matrix(X, name: str = "X") -> np.ndarray:
+    """Dense features as a 2-d float64 array: every column numeric, no infinite value.
+
+    NaN is kept (the boosting libraries take it as a missing value).  A column that is not
+    numeric raises ``TypeError`` naming the column, the first offending row and value; an
+    infinite value raises ``ValueError`` naming its row and column.
+    """
+    columns = None
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
+        columns = [str(c) for c in X.columns]
+        for c, dtype in zip(X.columns, X.dtypes):
+            if getattr(dtype, "kind", "O") not in "biuf":
+                col = X[c]
+                conv = _to_float_or_none(col.to_numpy())
+                if conv is None:
+                    _raise_not_numeric(name, repr(c), col.to_numpy())
+        arr = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a 2-d array (rows x features), got shape {arr.shape}; "
+                             "reshape a single feature with x.reshape(-1, 1)")
+        if arr.dtype.kind not in "biuf":
+            for j in range(arr.shape[1]):
+                if _to_float_or_none(arr[:, j]) is None:
+                    _raise_not_numeric(name, str(j), arr[:, j])
+            arr = arr.astype(np.float64)
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d array (rows x features), got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}): give at least one row and one feature")
+    inf = np.isinf(arr)
+    if inf.any():
+        r, c = (int(v[0]) for v in np.nonzero(inf))
+        col = columns[c] if columns else c
+        raise ValueError(
+            f"{name} has {int(inf.sum())} infinite value(s) (first at row {r}, column {col!r}: {arr[r, c]}); "
+            "gbrank takes NaN as a missing value but refuses inf: replace it by NaN (missing) or by a "
+            "large finite value, e.g. np.where(np.isinf(X), np.nan, X)")
+    return np.ascontiguousarray(arr)
+
+
+def _to_float_or_none(col):
+    try:
+        return np.asarray(col, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def _raise_not_numeric(name: str, column: str, col) -> None:
+    for r, v in enumerate(col):
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            break
+    else:
+        r, v = 0, col[0]
+    raise TypeError(
+        f"{name} column {column} is not numeric (row {r} holds {v!r}); features must be numbers: "
+        "encode categories as numbers (e.g. pandas.factorize or one-hot) and convert numeric "
+        "strings with pandas.to_numeric")
+
+
+def no_usable_features(X) -> list:
+    """Columns of a dense float matrix on which no tree can split (all NaN or constant);
+    returns their indices."""
+    hi = np.fmax.reduce(X, axis=0)
+    lo = np.fmin.reduce(X, axis=0)
+    return np.flatnonzero(~(hi > lo)).tolist()
+
+
+def check_number(value, name: str, *, low: float = 0.0, low_inclusive: bool = False) -> float:
+    """A finite real number above ``low`` (or at least ``low``), returned as float; a string,
+    None, NaN or inf is refused with the argument's name."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r:.40}")
+    number = float(value)
+    ok = np.isfinite(number) and (number >= low if low_inclusive else number > low)
+    if not ok:
+        bound = f">= {low:g}" if low_inclusive else ("positive" if low == 0 else f"> {low:g}")
+        raise ValueError(f"{name} must be {bound} and finite, got {value!r}")
+    return number
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` as bool; anything but True/False (a string such as "no" is truthy) is refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r:.40}")
+    return bool(value)

@@ -102,6 +102,12 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
     from gbrank.evaluation import DEFAULT_RUN_METRICS, evaluate_run
     from gbrank.metrics import parse
 
+    if not 0.0 < args.confidence < 1.0:  # checked before the files are read
+        raise CommandError(f"--confidence must lie strictly between 0 and 1, got {args.confidence}")
+    if not 0 <= args.digits <= 16:
+        raise CommandError(f"--digits must be an integer from 0 to 16, got {args.digits}")
+    if args.depth is not None and args.depth < 1:
+        raise CommandError(f"-M (depth) must be a positive integer, got {args.depth}")
     names = _trec_names(args.metrics or list(DEFAULT_RUN_METRICS))
     try:
         result = evaluate_run(args.run, args.qrels, names, relevance_level=args.relevance_level,

@@ -197,7 +197,7 @@ def test_no_quadratic_memory_for_a_long_list():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"metric": "mrr"}, "unknown objective metric .*; known objective metrics"),
+    ({"metric": "p@5"}, "unknown objective metric .*; known objective metrics"),
     ({"metric": "nrbp"}, "needs a persistence"),
     ({"metric": "nrbp", "p": 1.0}, "strictly between 0 and 1"),
     ({"metric": "nrbp@0"}, "strictly between 0 and 1"),

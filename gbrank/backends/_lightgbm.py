@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import MetricCallback, ptr_from_sizes
+from ._common import MetricCallback, check_library_object, check_objective, ptr_from_sizes
 from ._record import Backend
 
 
@@ -22,9 +22,10 @@ class LightGBMObjective:
     """
 
     def __init__(self, objective):
-        self.objective = objective
+        self.objective = check_objective(objective, "LightGBMObjective")
 
     def __call__(self, preds, train_set):
+        check_library_object(train_set, ("get_group", "get_label"), "a lightgbm.Dataset", "LightGBMObjective")
         ptr = ptr_from_sizes(train_set.get_group())
         return self.objective.gradients(preds, train_set.get_label(), ptr, train_set.get_weight())
 
@@ -38,7 +39,7 @@ class LGBMRankerObjective:
     callable with exactly four positional parameters)."""
 
     def __init__(self, objective):
-        self.objective = objective
+        self.objective = check_objective(objective, "LGBMRankerObjective")
 
     def __call__(self, y_true, y_pred, weight, group):
         return self.objective.gradients(y_pred, y_true, ptr_from_sizes(group), weight)
@@ -51,6 +52,7 @@ class LightGBMMetric(MetricCallback):
     """gbrank metrics as a LightGBM ``feval``: ``(preds, eval_data) -> [(name, value, higher_better)]``."""
 
     def __call__(self, preds, eval_data):
+        check_library_object(eval_data, ("get_group", "get_label"), "a lightgbm.Dataset", "LightGBMMetric")
         ptr = ptr_from_sizes(eval_data.get_group())
         return self.values(preds, eval_data.get_label(), ptr)
 

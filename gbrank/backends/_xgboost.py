@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import MetricCallback
+from ._common import MetricCallback, check_library_object, check_objective
 from ._record import Backend
 
 
-def _group_ptr(dmatrix) -> np.ndarray:
+def _group_ptr(dmatrix, adapter: str = "XGBoostObjective") -> np.ndarray:
+    check_library_object(dmatrix, ("get_uint_info", "get_label"), "an xgboost.DMatrix", adapter)
     ptr = dmatrix.get_uint_info("group_ptr").astype(np.int64)
     if len(ptr) < 2:
         raise ValueError("the DMatrix has no query groups; build it with qid=... or call set_group(sizes)")
@@ -26,11 +27,14 @@ class XGBoostObjective:
     multiply the query's g and h."""
 
     def __init__(self, objective):
-        self.objective = objective
+        self.objective = check_objective(objective, "XGBoostObjective")
 
     def __call__(self, predt, dtrain):
         ptr = _group_ptr(dtrain)
         w = dtrain.get_weight()
+        if len(w) and len(w) != len(ptr) - 1:
+            raise ValueError(f"the DMatrix has {len(w)} weights for {len(ptr) - 1} queries; XGBoost's ranking "
+                             "weights are one per query (set_weight(query_weights)), not one per row")
         grad, hess = self.objective.gradients(predt, dtrain.get_label(), ptr, w if len(w) else None)
         return grad.reshape(-1, 1), hess.reshape(-1, 1)
 
@@ -43,7 +47,8 @@ class XGBoostMetric(MetricCallback):
     Pass ``maximize=True`` to ``xgboost.train`` when early stopping on it."""
 
     def __call__(self, predt, dmatrix):
-        vals = self.values(np.asarray(predt).reshape(-1), dmatrix.get_label(), _group_ptr(dmatrix))
+        ptr = _group_ptr(dmatrix, "XGBoostMetric")
+        vals = self.values(np.asarray(predt).reshape(-1), dmatrix.get_label(), ptr)
         return [(name, value) for name, value, _ in vals]
 
 

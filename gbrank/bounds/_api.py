@@ -71,7 +71,8 @@ def list_bounds(metric: str, labels, *, p: float | None = None, relevance_thresh
     relevant items at the bottom; for graded nDCG the ascending-gain order).  For the nRBP
     loss the ideal order is the minimum, 0, and the maximum is R (n - R).  The
     expectation is over the n! orders, equally likely (closed forms in docs/bounds.md).
-    A list without relevant items gets 0.0 for all three and ``degenerate=True``.
+    A list without relevant items gets 0.0 for all three and ``degenerate=True``; so does an
+    empty list (``labels=[]``), a documented result rather than an error.
 
     Examples
     --------

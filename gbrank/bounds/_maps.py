@@ -23,9 +23,18 @@ from ._api import ListBounds
 
 def _check(method, values, bounds: ListBounds) -> np.ndarray:
     check_bounding(method)
-    x = np.asarray(values, dtype=np.float64)
+    if not isinstance(bounds, ListBounds):
+        raise TypeError(f"bounds must be the ListBounds that gbrank.bounds.prepare returns, got "
+                        f"{type(bounds).__name__}")
+    try:
+        x = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"values must be numbers, one metric value per list, got {values!r:.60}") from None
     if x.shape != (len(bounds),):
         raise ValueError(f"values must hold one metric value per list ({len(bounds)}), got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"values must be finite metric values, found {x[~np.isfinite(x)][0]} at list "
+                         f"{int(np.flatnonzero(~np.isfinite(x))[0])}")
     return x
 
 
@@ -45,6 +54,9 @@ def inverse_scale(method: str, bounds: ListBounds) -> np.ndarray:
     ([0.16666666666666666, 0.0], [0.3333333333333333, 0.0])
     """
     check_bounding(method)
+    if not isinstance(bounds, ListBounds):
+        raise TypeError(f"bounds must be the ListBounds that gbrank.bounds.prepare returns, got "
+                        f"{type(bounds).__name__}")
     if method == "distribution":
         raise ValueError("the distribution map is not linear: weigh a pair by |F~(M + dM) - F~(M)| "
                          "with ListBounds.smoothed_cdf")

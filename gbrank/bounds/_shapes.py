@@ -100,8 +100,9 @@ def parse_spec(metric, p=None, relevance_threshold=1.0, gain="exp", truncation=N
         threshold = float(relevance_threshold)
     except (TypeError, ValueError):
         raise ValueError(f"relevance_threshold must be a number, got {relevance_threshold!r}") from None
-    if not math.isfinite(threshold):
-        raise ValueError(f"relevance_threshold must be finite, got {relevance_threshold!r}")
+    if not math.isfinite(threshold) or threshold <= 0:
+        raise ValueError(f"relevance_threshold must be positive and finite (label >= threshold is relevant; "
+                         f"0 would make every item relevant), got {relevance_threshold!r}")
     return Spec(spec.name, spec.code, float(spec.p), int(spec.k), threshold, GAINS[gain])
 
 
@@ -295,9 +296,11 @@ def check_grid(grid) -> int:
 
 def check_sampling(exact_limit, n_samples, seed) -> tuple[int, int, int]:
     for name, value, low in (("exact_limit", exact_limit, 0), ("n_samples", n_samples, 1)):
-        if isinstance(value, bool) or not float(value).is_integer() or int(value) < low:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not float(value).is_integer() or int(value) < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if isinstance(seed, bool) or not float(seed).is_integer():
+    if isinstance(seed, bool) or not isinstance(seed, (int, float, np.integer, np.floating)) \
+            or not float(seed).is_integer():
         raise ValueError(f"seed must be an integer, got {seed!r}")
     return int(exact_limit), int(n_samples), int(seed)
 

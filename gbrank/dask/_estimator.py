@@ -114,14 +114,25 @@ class DaskGBRanker(BaseEstimator):
         must be adjacent; they may straddle partitions.  ``eval_set``: list of (X, y, qid)."""
         check_choice(self.backend, "backend", DASK_TRAIN)
         objective = resolve_objective(self.objective, self.backend)
+        if eval_set is not None and not isinstance(eval_set, (list, tuple)):
+            raise TypeError(f"eval_set must be a list of (X, y, qid) triples, got {type(eval_set).__name__}")
+        self._local_twin()._check_settings(bool(eval_set))
+        if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
+            raise ValueError(f"timeout must be None or a positive number of seconds, got {self.timeout!r}")
+        if y is None:
+            raise ValueError("y is required: pass one label per row")
+        _check_numeric_columns(X, (qid, y), "X")
         client = self._client()
         train = make_queries_whole(X, y, qid=qid, client=client)
-        if train.y is None:
-            raise ValueError("y is required: pass one label per row")
+        if train.n_queries == train.qid.shape[0]:
+            raise ValueError(f"every query of qid has a single row ({train.n_queries} queries): a ranking objective "
+                             "orders the rows within a query, so there is nothing to learn; check that qid holds "
+                             "query ids, not row ids")
         evals = []
-        for item in eval_set or []:
-            if len(item) != 3:
-                raise ValueError("each eval_set entry must be a triple (X, y, qid)")
+        for i, item in enumerate(eval_set or []):
+            if not isinstance(item, (list, tuple)) or len(item) != 3:
+                raise ValueError(f"eval_set[{i}] must be a triple (X, y, qid)")
+            _check_numeric_columns(item[0], item[1:], f"eval_set[{i}] X")
             evals.append(make_queries_whole(*item[:2], qid=item[2], client=client))
         if self.early_stopping_rounds and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set to watch")
@@ -174,6 +185,35 @@ def _predict_block(X, predict, booster, best_iteration):
     return np.asarray(predict(booster, X, best_iteration), dtype=np.float64).reshape(-1)
 
 
+def _check_numeric_columns(X, named, what):
+    """Refuse a non-numeric feature column of a dask DataFrame (named ``qid``/``y`` columns excepted)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        dtype = getattr(X, "dtype", None)
+        if dtype is not None and dtype.kind not in "biuf":
+            raise TypeError(f"{what} must be numeric, got dtype {dtype}; encode categories as numbers first")
+        return
+    skip = {c for c in named if isinstance(c, str)}
+    bad = [str(c) for c, t in dtypes.items() if c not in skip and getattr(t, "kind", "O") not in "biuf"]
+    if bad:
+        raise TypeError(f"{what} has non-numeric column(s) {bad[:10]}; features must be numbers: encode "
+                        "categories as numbers (e.g. categorize + codes) and convert numeric strings with "
+                        "dask.dataframe.to_numeric")
+
+
+def _checked_features(block, block_info=None):
+    """A feature block, refused if it holds an infinite value (NaN is a missing value)."""
+    inf = np.isinf(block)
+    if inf.any():
+        r, c = (int(v[0]) for v in np.nonzero(inf))
+        first = block_info[0]["array-location"][0][0] if block_info else 0
+        raise ValueError(
+            f"X has {int(inf.sum())} infinite value(s) (first at row {first + r}, column {c}: {block[r, c]}); "
+            "gbrank takes NaN as a missing value but refuses inf: replace it by NaN (missing) or by a large "
+            "finite value, e.g. X = da.where(da.isinf(X), np.nan, X)")
+    return block
+
+
 def _checked_labels(block, objective):
     if isinstance(objective, LambdaObjective):
         objective.check_labels(block)
@@ -190,7 +230,8 @@ def _persist_checked(client, train, evals, objective):
     sets = [train, *evals]
     arrays = []
     for s in sets:
-        arrays += [s.X, s.y.map_blocks(_checked_labels, objective, dtype=s.y.dtype), s.group, s.codes]
+        arrays += [s.X.map_blocks(_checked_features, dtype=s.X.dtype),
+                   s.y.map_blocks(_checked_labels, objective, dtype=s.y.dtype), s.group, s.codes]
     arrays = client.persist(arrays)
     wait(arrays)
     out = [dataclasses.replace(s, X=arrays[4 * i], y=arrays[4 * i + 1], group=arrays[4 * i + 2],

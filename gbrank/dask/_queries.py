@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_query_ids
+
 
 @dataclass(frozen=True)
 class WholeQueries:
@@ -50,13 +52,20 @@ class WholeQueries:
         return len(self.qid.chunks[0])
 
 
-def _runs(q) -> tuple[np.ndarray, np.ndarray, int]:
-    """Runs of equal query ids in one block: (run ids, run starts, rows)."""
+def _runs(q, block: int | None = None, offset: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
+    """Runs of equal query ids in one block: (run ids, run starts, rows).  With ``block``
+    (its index, and ``offset``, its first row), missing or mixed ids raise naming the rows."""
     q = np.asarray(q)
     if q.ndim != 1:
         raise ValueError(f"qid must be one-dimensional (one query id per row), got shape {q.shape}")
     if len(q) == 0:
         return q[:0], np.zeros(0, dtype=np.int64), 0
+    if block is not None:
+        try:
+            check_query_ids(q)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"in partition {block} (rows from {offset}; rows below count within the partition): "
+                            f"{err}") from None
     cut = np.flatnonzero(q[1:] != q[:-1]) + 1
     starts = np.concatenate(([0], cut)).astype(np.int64)
     return q[starts], starts, len(q)
@@ -70,6 +79,9 @@ def _as_array(data, name: str, *, column_of=None):
     if isinstance(data, str):
         if column_of is None or not isinstance(column_of, dd.DataFrame):
             raise TypeError(f"{name}={data!r} names a column, which needs X to be a dask DataFrame")
+        if data not in column_of.columns:
+            raise ValueError(f"{name}={data!r} names no column of X; its columns are {list(column_of.columns)[:20]}; "
+                             f"pass an existing column name, or {name} as a dask array or Series")
         data = column_of[data]
     if isinstance(data, (dd.DataFrame, dd.Series)):
         return data.to_dask_array(lengths=True)
@@ -122,7 +134,12 @@ def _query_layout(block_runs):
     ids = np.concatenate(ids)
     starts = np.concatenate(starts)
     owner = np.concatenate(owner)
-    order = np.argsort(ids, kind="stable")
+    try:
+        order = np.argsort(ids, kind="stable")
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in ids})
+        raise TypeError(f"qid mixes kinds of query id across partitions ({kinds}); ids must all be numbers or "
+                        "all strings: convert them to one kind first, e.g. qid.astype(str)") from None
     same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
     if len(same):
         first, second = order[same[0]], order[same[0] + 1]
@@ -187,9 +204,12 @@ def make_queries_whole(X=None, y=None, *, qid, client=None) -> WholeQueries:
     if X_a is not None and X_a.ndim != 2:
         raise ValueError(f"X must be two-dimensional (rows x features), got {X_a.ndim} dimensions")
     arrays, qid_a = _align({"X": X_a, "y": y_a}, qid_a)
+    if qid_a.shape[0] == 0:
+        raise ValueError("no rows were given: qid is empty (0 rows); pass at least one query")
 
     compute = client.compute if client is not None else None
-    tasks = [dask.delayed(_runs)(b) for b in qid_a.to_delayed().ravel()]
+    firsts = np.concatenate(([0], np.cumsum(qid_a.chunks[0])[:-1])).tolist()
+    tasks = [dask.delayed(_runs)(b, j, int(firsts[j])) for j, b in enumerate(qid_a.to_delayed().ravel())]
     block_runs = (client.gather(compute(tasks)) if compute else dask.compute(*tasks))
     ids, starts, n = _query_layout(block_runs)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 import pathlib
 
 import numpy as np
 import pandas as pd
 
+from ._files import decode, read_bytes
 from ._paths import resolve
 
 
@@ -53,7 +53,12 @@ def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small") -
     FileNotFoundError
         If the folder holds no ratings file (or the name cannot be resolved).
     ValueError
-        If the file lacks one of the four columns.
+        Naming the file and line: if the file lacks one of the four columns, is empty or
+        holds only the header, is binary, not UTF-8 or a truncated gzip stream; if a line
+        has more or fewer fields than the header; if an id or timestamp is not a
+        non-negative integer; if a rating is empty, not a number, NaN, infinite or
+        negative; or if a (user, movie) pair is rated twice.  Nothing is dropped or
+        turned into NaN.
 
     Examples
     --------
@@ -62,23 +67,69 @@ def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small") -
     (100836, 610, 5.0)
     """
     path = _file_in(resolve(path_or_name), ("ratings.csv", "ratings.csv.gz"), "MovieLens")
+    text = decode(read_bytes(path, "MovieLens ratings"), path, "MovieLens ratings")
+    return _parse_ratings(text, path)
+
+
+_RATINGS_HEADER = "userId,movieId,rating,timestamp"
+
+
+def _parse_ratings(text: str, path) -> pd.DataFrame:
+    """The four columns of a MovieLens ratings file, every field checked (see load_movielens)."""
+    numbered = [(i, line) for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    if not numbered:
+        raise ValueError(f"{path} is empty; a MovieLens ratings file starts with the header {_RATINGS_HEADER}")
+    header = [h.strip() for h in numbered[0][1].strip().split(",")]
     columns = {"userId": "user", "movieId": "item", "rating": "rating", "timestamp": "timestamp"}
-    header = pd.read_csv(path, nrows=0).columns
     missing = [c for c in columns if c not in header]
     if missing:
         raise ValueError(
             f"{path} lacks the column(s) {missing}; a MovieLens ratings file has the header "
-            "userId,movieId,rating,timestamp"
+            f"{_RATINGS_HEADER}"
         )
-    dtypes = {"userId": "int64", "movieId": "int64", "rating": "float64", "timestamp": "int64"}
-    frame = pd.read_csv(path, usecols=list(columns), dtype=dtypes)
-    return frame.rename(columns=columns)[list(columns.values())]
-
-
-def _open_text(path: pathlib.Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="ascii")
-    return open(path, encoding="ascii")
+    rows = numbered[1:]
+    if not rows:
+        raise ValueError(f"{path} holds a header but no ratings")
+    width = len(header)
+    lines = np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows))
+    fields = [line.rstrip("\r").split(",") for _, line in rows]
+    counts = np.fromiter((len(f) for f in fields), dtype=np.int64, count=len(fields))
+    if (counts != width).any():
+        r = int(np.flatnonzero(counts != width)[0])
+        raise ValueError(
+            f"{path}, line {lines[r]} has {counts[r]} fields, but the header has {width} "
+            f"({','.join(header)}): {rows[r][1].strip()[:80]!r}; every line needs one value per column"
+        )
+    out = {}
+    for name, col in columns.items():
+        raw = pd.Series([f[header.index(name)].strip() for f in fields], dtype=object)
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        if name == "rating":
+            bad = ~np.isfinite(values) | (values < 0)
+            rule = "a finite, non-negative number of stars"
+        else:
+            bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
+            rule = "a non-negative integer" + (" (Unix seconds)" if name == "timestamp" else " id")
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            shown = repr(raw.iloc[r]) if raw.iloc[r] else "(an empty field)"
+            raise ValueError(
+                f"{path}, line {lines[r]}: {name} {shown} is not {rule} ({int(bad.sum())} such "
+                "line(s)); fix or drop those lines"
+            )
+        out[col] = values if name == "rating" else values.astype(np.int64)
+    frame = pd.DataFrame(out)
+    dup = frame.duplicated(["user", "item"], keep=False).to_numpy()
+    if dup.any():
+        first, *_ = np.flatnonzero(dup)
+        again = np.flatnonzero(dup & (frame["user"].to_numpy() == frame["user"].iat[first])
+                               & (frame["item"].to_numpy() == frame["item"].iat[first]))
+        raise ValueError(
+            f"{path} rates movie {frame['item'].iat[first]} twice for user {frame['user'].iat[first]} "
+            f"(lines {lines[again[0]]} and {lines[again[1]]}); keep one rating per (user, movie), "
+            "e.g. the latest"
+        )
+    return frame
 
 
 def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFrame:
@@ -114,30 +165,30 @@ def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFr
     """
     path = _file_in(resolve(path_or_name), ("users.dat", "users.dat.gz"), "CiteULike")
     users, items = [], []
-    with _open_text(path) as handle:
-        for user, line in enumerate(handle):
-            where = f"line {user + 1} of {path} (user {user})"
-            try:
-                numbers = [int(tok) for tok in line.split()]
-            except ValueError:
-                raise ValueError(
-                    f"{where} is not a list of integers: {line.strip()[:60]!r}"
-                ) from None
-            if not numbers:
-                raise ValueError(
-                    f"{where} is empty; each line must be 'n i1 ... in' (write '0' for a user "
-                    "with no items)"
-                )
-            count, library = numbers[0], numbers[1:]
-            if count != len(library):
-                raise ValueError(
-                    f"{where} announces {count} items but lists {len(library)}; each line must "
-                    "be 'n i1 ... in' with n the number of item ids after it"
-                )
-            if library and min(library) < 0:
-                raise ValueError(f"{where} holds a negative item id {min(library)}; ids are 0-based")
-            users.append(np.full(count, user, dtype=np.int64))
-            items.append(np.asarray(library, dtype=np.int64))
+    text = decode(read_bytes(path, "CiteULike users.dat"), path, "CiteULike users.dat", "ascii")
+    for user, line in enumerate(text.splitlines(keepends=True)):
+        where = f"line {user + 1} of {path} (user {user})"
+        try:
+            numbers = [int(tok) for tok in line.split()]
+        except ValueError:
+            raise ValueError(
+                f"{where} is not a list of integers: {line.strip()[:60]!r}"
+            ) from None
+        if not numbers:
+            raise ValueError(
+                f"{where} is empty; each line must be 'n i1 ... in' (write '0' for a user "
+                "with no items)"
+            )
+        count, library = numbers[0], numbers[1:]
+        if count != len(library):
+            raise ValueError(
+                f"{where} announces {count} items but lists {len(library)}; each line must "
+                "be 'n i1 ... in' with n the number of item ids after it"
+            )
+        if library and min(library) < 0:
+            raise ValueError(f"{where} holds a negative item id {min(library)}; ids are 0-based")
+        users.append(np.full(count, user, dtype=np.int64))
+        items.append(np.asarray(library, dtype=np.int64))
     if not users:
         raise ValueError(f"{path} is empty; it must hold one line per user")
     user = np.concatenate(users)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+import io
 import os
 import pathlib
 import re
@@ -18,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
+from ._files import read_bytes
 from ._paths import resolve
 
 SPLITS = ("train", "vali", "test")
@@ -100,13 +102,111 @@ def _check_contiguous(qid: np.ndarray, source: str) -> None:
         )
 
 
+def _row_lines(data: bytes) -> list[int]:
+    """1-based file line of every data row (lines left after stripping comments and blanks)."""
+    return [number for number, raw in enumerate(data.split(b"\n"), start=1)
+            if raw.split(b"#", 1)[0].strip()]
+
+
+def _where(path, data: bytes, row: int) -> str:
+    lines = _row_lines(data)
+    return f"{path}, line {lines[row] if row < len(lines) else row + 1}"
+
+
+_LINE_FORM = "each line must read 'label qid:<id> <index>:<value> ... [# comment]'"
+
+
+def _find_bad_token(data: bytes, path) -> str | None:
+    """The first line that is not SVMlight, described with its file, line and token."""
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        tokens = raw.split(b"#", 1)[0].split()
+        if not tokens:
+            continue
+        where = f"{path} is not a valid SVMlight/LETOR file: line {number}"
+        shown = [t.decode("utf-8", "replace") for t in tokens]
+        try:
+            float(tokens[0])
+        except ValueError:
+            return f"{where}: the label {shown[0]!r} is not a number; {_LINE_FORM}"
+        for tok, text in zip(tokens[1:], shown[1:]):
+            name, sep, value = tok.partition(b":")
+            if not sep or not name or not value:
+                return f"{where}: the field {text!r} is not '<index>:<value>'; {_LINE_FORM}"
+            if name == b"qid":
+                try:
+                    int(value)
+                except ValueError:
+                    return f"{where}: the query id in {text!r} is not an integer; {_LINE_FORM}"
+                continue
+            try:
+                index = int(name)
+            except ValueError:
+                return f"{where}: the feature index in {text!r} is not an integer; {_LINE_FORM}"
+            if index < 1:
+                return (f"{where}: the feature index in {text!r} is below 1, but LETOR feature indices "
+                        "are 1-based (feature j is column j-1); shift the indices by one when writing the "
+                        "file, e.g. sklearn's dump_svmlight_file(..., zero_based=False)")
+            try:
+                float(value)
+            except ValueError:
+                return f"{where}: the feature value in {text!r} is not a number; {_LINE_FORM}"
+    return None
+
+
+def _check_values(X: sp.csr_matrix, y: np.ndarray, data: bytes, path) -> None:
+    """Labels finite and >= 0; features finite or NaN (a missing value).  See ``load_letor``."""
+    bad = ~np.isfinite(y) | (y < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{_where(path, data, row)} has the label {y[row]:g} ({int(bad.sum())} such row(s)); "
+            "relevance labels must be finite and non-negative: fix or drop those rows"
+        )
+    inf = np.isinf(X.data)
+    if inf.any():
+        at = int(np.flatnonzero(inf)[0])
+        row = int(np.searchsorted(X.indptr, at, side="right") - 1)
+        raise ValueError(
+            f"{_where(path, data, row)} has the feature value {X.data[at]:g} for feature "
+            f"{int(X.indices[at]) + 1}; features must be finite, or NaN for a missing value "
+            "(LightGBM and XGBoost treat NaN as missing): replace it"
+        )
+
+
+DENSE_WIDTH_LIMIT = 10_000  # a dense X wider than this must use at least 1 in 10 of its columns
+
+
+def _check_dense_width(X: sp.csr_matrix, path) -> None:
+    """Refuse a dense matrix of mostly empty columns: more than ``DENSE_WIDTH_LIMIT`` wide
+    and using fewer than one column in ten (one stray feature index of 10**7 would otherwise
+    allocate n_rows x 10**7 floats)."""
+    width = X.shape[1]
+    if width <= DENSE_WIDTH_LIMIT:
+        return
+    used = np.unique(X.indices).size
+    if width <= 10 * used:
+        return
+    at = int(np.argmax(X.indices))
+    row = int(np.searchsorted(X.indptr, at, side="right") - 1)
+    where = _where(path, read_bytes(path, "LETOR"), row)
+    raise ValueError(
+        f"{where} uses feature index {width}, but the file has only {used} distinct feature(s): a "
+        f"dense X would be {X.shape[0]} x {width} ({X.shape[0] * width * 8 / 2**20:,.0f} MiB) of "
+        "mostly empty columns; fix the index, or pass dense=False for a sparse CSR matrix"
+    )
+
+
 def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None):
     """(CSR X, y, qid) of one file, with its own width; see ``load_letor``."""
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"no LETOR file at {path}")
+    data = read_bytes(path, "LETOR")
     try:
-        X, y, qid = load_svmlight_file(str(path), query_id=True, zero_based=False)
+        X, y, qid = load_svmlight_file(io.BytesIO(data), query_id=True, zero_based=False)
     except ValueError as err:
+        found = _find_bad_token(data, path)
+        if found is not None:
+            raise ValueError(found) from None
         if "Invalid index 0" in str(err):
             raise ValueError(
                 f"{path} has a feature index 0, but LETOR feature indices are 1-based (feature j "
@@ -114,6 +214,7 @@ def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None):
                 "sklearn's dump_svmlight_file(..., zero_based=False)"
             ) from None
         raise ValueError(f"{path} is not a valid SVMlight/LETOR file: {err}") from None
+    _check_values(X, y, data, path)
     n = X.shape[0]
     if n == 0:
         raise ValueError(f"{path} holds no rows")
@@ -201,15 +302,35 @@ def load_letor(
         Named tuple ``(X, y, qid)``: ``X`` float64 of shape ``(n_rows, n_features)``,
         ``y`` float64 labels, ``qid`` int64, one per row.
 
+    Notes
+    -----
+    What the loader checks, and what it leaves to the models (``docs/bad-inputs.md``):
+
+    * **Labels** must be finite and non-negative; NaN, inf and negative labels are refused
+      with the file and line.  Fractional labels and labels above 30 are returned as they
+      are (they are valid for ``gain="linear"``); the evaluator, the objectives and the
+      bounds refuse them where the exponential gain ``2**l - 1`` cannot use them.
+    * **Features**: ``nan`` values are kept as NaN, a *missing value* (LightGBM and
+      XGBoost send missing values down a learned default branch); ``inf`` is refused with
+      the file, line and feature.  Absent features are 0.
+    * **Width**: with ``dense=True`` and ``n_features=None``, a file whose largest feature
+      index is above 10,000 and more than ten times the number of distinct indices it
+      uses is refused (one stray index of 10**7 would allocate ``n_rows x 10**7`` floats);
+      ``dense=False`` returns a CSR matrix of any width.
+
     Raises
     ------
     ValueError
         If the rows cannot be grouped into queries (no ``qid:`` fields and no companion
         file, or group sizes that do not sum to the row count), if a query's rows are not
         contiguous (the message names the query id), if a feature index is 0 or exceeds
-        ``n_features``, or if the file is not valid SVMlight.
+        ``n_features``, for a label or feature value refused above, or if the file is not
+        valid SVMlight (the message names the line and the field), binary, or a truncated
+        gzip stream.
     FileNotFoundError
         If ``path`` does not exist.
+    TypeError
+        If ``dense`` is not a bool.
 
     Examples
     --------
@@ -218,8 +339,12 @@ def load_letor(
     ((2707, 46), 2.0, 157)
     """
     n_features = _check_n_features(n_features)
+    if not isinstance(dense, (bool, np.bool_)):
+        raise TypeError(f"dense must be True (ndarray) or False (CSR matrix), got {dense!r}")
     path = pathlib.Path(path).expanduser()
     X, y, qid = _read_letor(path)
+    if dense and n_features is None:
+        _check_dense_width(X, path)
     return _finish(X, y, qid, n_features, dense, path)
 
 
@@ -249,6 +374,8 @@ def _load_fold(folder: pathlib.Path, name: str) -> LetorFold:
                 f"{split}.txt.gz (vali is optional)"
             )
     raw = {split: _read_letor(p) for split, p in files.items() if p is not None}
+    for split, (X, _, _) in raw.items():
+        _check_dense_width(X, files[split])
     width = max(X.shape[1] for X, _, _ in raw.values())
     parts = {split: _finish(*raw[split], width, True, files[split]) for split in raw}
     return LetorFold(name, parts["train"], parts.get("vali"), parts["test"])

@@ -194,7 +194,7 @@ def make_letor(
     if not np.isfinite(scores).all():
         raise ValueError("relevance returned NaN or infinite scores; it must return finite ones")
     noisy = _standardise(scores) + LABEL_NOISE * rng.standard_normal(n_rows)
-    cuts = np.quantile(noisy, np.cumsum(label_proportions(max_label))[:-1])
+    cuts = np.quantile(noisy, np.minimum(np.cumsum(label_proportions(max_label))[:-1], 1.0))  # rounding
     y = np.searchsorted(cuts, noisy, side="right").astype(np.float64)
     qid = np.repeat(np.arange(n_queries, dtype=np.int64), sizes)
     return X, y, qid

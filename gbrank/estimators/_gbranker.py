@@ -12,7 +12,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._validation import as_1d_float, check_labels, contiguous_groups
+from .._validation import (as_1d_float, check_feature_matrix, check_labels, check_query_ids, contiguous_groups,
+                           no_usable_features)
 from ..backends import BACKENDS, SETTINGS, get_backend
 from ..evaluation import evaluate
 from ..lambdas import LambdaObjective
@@ -45,6 +46,91 @@ def resolve_objective(objective, backend: str):
     return objective if isinstance(objective, LambdaObjective) else LambdaObjective(objective)
 
 
+#: Settings ``check_settings`` validates (the estimator's and DaskGBRanker's).
+_CHECKED_SETTINGS = ("n_estimators", "learning_rate", "num_leaves", "max_depth", "min_child_weight", "subsample",
+                     "colsample_bytree", "reg_lambda", "early_stopping_rounds", "random_state", "backend_params",
+                     "verbose")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
+        and bool(np.isfinite(v))
+
+
+def check_settings(values: dict) -> None:
+    """Out-of-range tree-boosting settings raise ``ValueError`` (``TypeError`` for a wrong
+    kind) naming the setting, the value and the accepted range; ``values``: name -> value."""
+    def bad(name, rule, kind=ValueError):
+        raise kind(f"{name} must be {rule}, got {values[name]!r}")
+
+    v = values.get
+    if "n_estimators" in values and not (_is_int(v("n_estimators")) and v("n_estimators") >= 1):
+        bad("n_estimators", "a positive integer (boosting rounds; 0 rounds would give a model without trees)")
+    if "learning_rate" in values and not (_is_real(v("learning_rate")) and v("learning_rate") > 0):
+        bad("learning_rate", "a positive finite number, e.g. 0.1 (the shrinkage of each tree)")
+    if "num_leaves" in values and not (_is_int(v("num_leaves")) and v("num_leaves") >= 2):
+        bad("num_leaves", "an integer of at least 2 (leaves per tree)")
+    if v("max_depth") is not None and not (_is_int(v("max_depth")) and v("max_depth") >= 1):
+        bad("max_depth", "None (no limit) or a positive integer")
+    if v("min_child_weight") is not None and not (_is_real(v("min_child_weight")) and v("min_child_weight") >= 0):
+        bad("min_child_weight", "None (the default) or a non-negative finite number")
+    for name in ("subsample", "colsample_bytree"):
+        if name in values and not (_is_real(v(name)) and 0 < v(name) <= 1):
+            bad(name, "a fraction in (0, 1] (1: use every row/column)")
+    if "reg_lambda" in values and not (_is_real(v("reg_lambda")) and v("reg_lambda") >= 0):
+        bad("reg_lambda", "a non-negative finite number (L2 penalty on leaf values)")
+    es = v("early_stopping_rounds")
+    if es is not None and not (_is_int(es) and es >= 1):
+        bad("early_stopping_rounds", "None or a positive integer (rounds without improvement)")
+    if v("random_state") is not None and not (_is_int(v("random_state")) and v("random_state") >= 0):
+        bad("random_state", "None or a non-negative integer seed", TypeError if not _is_int(v("random_state"))
+            else ValueError)
+    bp = v("backend_params")
+    if bp is not None and not (isinstance(bp, dict) and all(isinstance(k, str) for k in bp)):
+        bad("backend_params", "None or a dict of library parameter names to values", TypeError)
+    verbose = v("verbose", False)
+    if not (isinstance(verbose, (bool, np.bool_)) or (_is_int(verbose) and verbose >= 0)):
+        bad("verbose", "a bool or a non-negative integer (log every that many rounds)")
+
+
+def check_trainable(X, y, ptr) -> None:
+    """Refuse, before training, data from which no ranking model can be learnt: no feature a
+    tree can split on, or no query with two rows of different labels."""
+    if not hasattr(X, "nnz"):
+        unusable = no_usable_features(X)
+        if len(unusable) == X.shape[1]:
+            nan = [j for j in unusable if np.isnan(X[:, j]).all()]
+            raise ValueError(
+                f"X has no feature a tree can split on: every column is all NaN ({len(nan)} column(s), "
+                f"e.g. {nan[:5]}) or constant ({X.shape[1] - len(nan)}); NaN is a missing value, so an all-NaN "
+                "column carries nothing. Check the feature extraction (or the column selection) of X")
+    sizes = np.diff(ptr)
+    if sizes.max() < 2:
+        raise ValueError(f"every query of qid has a single row ({len(sizes)} queries): a ranking objective "
+                         "orders the rows within a query, so there is nothing to learn; check that qid holds "
+                         "query ids (one per row, shared by the rows of a query), not row ids")
+    starts = ptr[:-1]
+    if not (np.maximum.reduceat(y, starts) > np.minimum.reduceat(y, starts)).any():
+        raise ValueError(f"no query has two rows with different labels ({len(sizes)} queries): the ranking "
+                         "gradients are all zero and the model would be constant; check y (all one grade?) and qid")
+
+
+def explain_library_error(err: Exception, label: str, n_rows: int):
+    """A clear exception for a boosting library's internal failure that gbrank cannot check
+    before training, or None."""
+    text = str(err)
+    if "num_features()) > (0)" in text:
+        return ValueError(
+            f"{label} found no feature it can split on in the {n_rows} training rows: with its default "
+            "min_data_in_leaf=20 a split needs at least 40 rows with distinct feature values. Give more rows, "
+            "or pass backend_params={'min_data_in_leaf': 1, 'min_data_in_bin': 1} for tiny data")
+    return None
+
+
 class GBRanker(BaseEstimator):
     """Gradient-boosted ranker trained with a gbrank LambdaRank objective or a built-in one.
 
@@ -75,6 +161,23 @@ class GBRanker(BaseEstimator):
     backend_params : dict, optional
         Extra library parameters, passed unchanged (they win over the above).
     verbose : bool or int
+
+    Notes
+    -----
+    **Missing values.**  NaN in ``X`` is a missing value, by the libraries' own rule:
+    LightGBM and XGBoost learn, at every split, which side the rows with a missing value
+    go to; CatBoost (``nan_mode="Min"``) treats NaN as smaller than every value.  NaN is
+    accepted in ``fit``, ``eval_set`` and ``predict``; a column that is all NaN is never
+    split on.  Infinite values are refused (replace them by NaN or a large finite value).
+
+    **Bad input** raises before training, naming the argument, the rows and the fix
+    (docs/bad-inputs-models.md lists every case): settings out of range (``n_estimators
+    < 1``, ``learning_rate <= 0``, ``num_leaves < 2``, ``subsample`` or
+    ``colsample_bytree`` outside (0, 1], ``early_stopping_rounds`` without ``eval_set``,
+    ...); a non-numeric column; a missing (NaN, None) or mixed-kind query id; rows of a
+    query that are not adjacent; data with nothing to learn, the same on every backend
+    (no feature a tree can split on, every query a single row, or no query with two
+    different labels).
 
     Attributes
     ----------
@@ -134,24 +237,41 @@ class GBRanker(BaseEstimator):
         params.update(self.backend_params or {})
         return params
 
+    def _check_settings(self, has_eval_set: bool) -> None:
+        """Refuse out-of-range settings before any data is touched (the libraries' own
+        checks come late, or never: XGBoost trains 0 rounds, CatBoost takes a negative rate)."""
+        check_settings({name: getattr(self, name) for name in _CHECKED_SETTINGS})
+        if self.early_stopping_rounds is not None and not has_eval_set:
+            raise ValueError(f"early_stopping_rounds needs an eval_set to watch (got early_stopping_rounds="
+                             f"{self.early_stopping_rounds}): pass eval_set=[(X_valid, y_valid, qid_valid)] to fit, "
+                             "or leave early_stopping_rounds=None")
+
     # -- data ---------------------------------------------------------------------------
-    def _check_X(self, X, reset: bool):
-        X = check_array(X, accept_sparse="csr", dtype=np.float64, ensure_all_finite="allow-nan")
+    def _check_X(self, X, reset: bool, name: str = "X"):
+        if hasattr(X, "tocsr") and hasattr(X, "nnz"):  # a scipy sparse matrix: implicit zeros, NaN kept
+            X = check_array(X, accept_sparse="csr", dtype=np.float64, ensure_all_finite="allow-nan")
+            if np.isinf(X.data).any():
+                raise ValueError(f"{name} has infinite values; gbrank takes NaN as a missing value but refuses "
+                                 "inf: replace them by NaN or by a large finite value")
+        else:
+            X = check_feature_matrix(X, name)
         if reset:
             self.n_features_in_ = X.shape[1]
         elif X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+            raise ValueError(f"{name} has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}; "
+                             "pass the same feature columns, in the same order, as in fit")
         return X
 
-    def _check_lists(self, X, y, qid, reset=False):
-        X = self._check_X(X, reset)
+    def _check_lists(self, X, y, qid, reset=False, name=""):
+        X = self._check_X(X, reset, f"{name}X")
         if qid is None:
             raise ValueError("ranking needs query ids: pass qid=... (one per row) to fit, score and eval_set")
-        y = as_1d_float(y, "y")
-        qid = np.asarray(qid)
+        y = as_1d_float(y, f"{name}y")
+        qid = check_query_ids(qid, f"{name}qid")
         if not (X.shape[0] == len(y) == len(qid)):
-            raise ValueError(f"X, y and qid must have one entry per row, got {X.shape[0]}, {len(y)} and {len(qid)}")
-        check_labels(y, "linear")  # non-negative; fit checks what the objective needs
+            raise ValueError(f"{name}X, y and qid must have one entry per row, got {X.shape[0]}, {len(y)} and "
+                             f"{len(qid)}")
+        check_labels(y, "linear", name=f"{name}y")  # non-negative; fit checks what the objective needs
         ptr, _ = contiguous_groups(qid)
         return X, y, ptr
 
@@ -165,7 +285,12 @@ class GBRanker(BaseEstimator):
         """
         record = get_backend(self.backend)
         objective = resolve_objective(self.objective, self.backend)
+        if eval_set is not None and not isinstance(eval_set, (list, tuple)):
+            raise TypeError(f"eval_set must be a list of (X, y, qid) triples, got {type(eval_set).__name__}")
+        self._check_settings(bool(eval_set))
+        metric = record.metric(self.eval_metric)
         X, y, ptr = self._check_lists(X, y, qid, reset=True)
+        check_trainable(X, y, ptr)
         if isinstance(objective, LambdaObjective):
             objective.check_labels(y)
         else:
@@ -177,16 +302,23 @@ class GBRanker(BaseEstimator):
                     "or use gbrank's 'ap' objective, which binarises at relevance_threshold")
         weight = None if sample_weight is None else self._weights(sample_weight, ptr, record)
         evals = []
-        for item in eval_set or []:
-            if len(item) != 3:
-                raise ValueError("each eval_set entry must be a triple (X, y, qid)")
-            evals.append(self._check_lists(*item))
-        metric = record.metric(self.eval_metric)
+        for i, item in enumerate(eval_set or []):
+            if not isinstance(item, (list, tuple)) or len(item) != 3:
+                raise ValueError(f"eval_set[{i}] must be a triple (X, y, qid), got {type(item).__name__}"
+                                 + (f" of length {len(item)}" if isinstance(item, (list, tuple)) else ""))
+            evals.append(self._check_lists(*item, name=f"eval_set[{i}] "))
+        params = self._library_params(objective)
         self.objective_ = objective
-        self.booster_, self.best_iteration_, self.evals_result_ = record.train(
-            self._library_params(objective), X, y, ptr, weight, evals, objective, metric,
-            self.n_estimators, self.early_stopping_rounds, self.verbose,
-        )
+        try:
+            self.booster_, self.best_iteration_, self.evals_result_ = record.train(
+                params, X, y, ptr, weight, evals, objective, metric,
+                self.n_estimators, self.early_stopping_rounds, self.verbose,
+            )
+        except Exception as err:
+            explained = explain_library_error(err, record.label, X.shape[0])
+            if explained is None:
+                raise
+            raise explained from err
         return self
 
     def _weights(self, sample_weight, ptr, record):
@@ -194,7 +326,12 @@ class GBRanker(BaseEstimator):
         if len(w) != ptr[-1]:
             raise ValueError(f"sample_weight must have one entry per row ({ptr[-1]}), got {len(w)}")
         if (w < 0).any():
-            raise ValueError("sample_weight must be non-negative")
+            rows = np.flatnonzero(w < 0)
+            raise ValueError(f"sample_weight must be non-negative, found {w[rows[0]]:g} at row(s) {rows[:5].tolist()}; "
+                             "use 0 to leave a row out")
+        if not (w > 0).any():
+            raise ValueError("sample_weight is 0 on every row: nothing would be learnt; give some rows a positive "
+                             "weight (or pass sample_weight=None for equal weights)")
         return record.library_weights(w, ptr)
 
     def predict(self, X):
@@ -208,5 +345,9 @@ class GBRanker(BaseEstimator):
         empty lists score 0, ties averaged)."""
         if sample_weight is not None:
             raise ValueError("score does not take sample_weight: ranking metrics are averaged over queries")
+        check_is_fitted(self, "booster_")
+        if qid is None:
+            raise ValueError("ranking needs query ids: pass qid=... (one per row) to fit, score and eval_set")
+        check_query_ids(qid)
         metric = self.eval_metric if isinstance(self.eval_metric, str) else self.eval_metric[0]
         return float(evaluate(y, self.predict(X), qid, [metric]).mean().iloc[0])

@@ -260,7 +260,11 @@ def _check_items(items: np.ndarray, name: str, n_items: int) -> None:
 
 
 def _item_lists(values, name: str, n_items: int) -> np.ndarray:
-    arr = np.asarray(values)
+    try:
+        arr = np.asarray(values)
+    except ValueError:  # ragged rows
+        raise ValueError(f"{name} has lists of different lengths; every list must hold the same number of items "
+                         "(truncate them to a common k, or pass a table with columns user, item, rank)") from None
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D, one row of item codes per user ([n_users, k]), got shape {arr.shape}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:

@@ -277,6 +277,8 @@ def compare(
     >>> c.pairs[["a", "b", "diff", "d_z", "better"]].round(3).values.tolist()[0]
     ['good', 'bad', 0.5, 1.732, 1.0]
     """
+    _check_options(confidence=confidence, alpha=alpha, n_resamples=n_resamples, random_state=random_state,
+                   tukey=tukey)
     if isinstance(systems, EvaluationResult):
         if not isinstance(other, EvaluationResult):
             raise ValueError("compare needs at least two systems: pass two EvaluationResults, or a mapping "
@@ -304,8 +306,10 @@ def compare(
         raise ValueError(f"baseline {baseline!r} is not one of the systems; choose one of {sorted(results)}")
     _check_settings(results)
     first = next(iter(results))
+    if isinstance(metrics, str):
+        metrics = [metrics]
     metrics = list(results[first].metrics) if metrics is None else list(metrics)
-    if isinstance(metrics, str) or not metrics:
+    if not metrics:
         raise ValueError("metrics must be a non-empty list of metric names, e.g. ['ndcg@10', 'ap']")
     for name, r in results.items():
         missing = [m for m in metrics if m not in r.metrics]
@@ -340,6 +344,22 @@ def adjust_p_values(p_values, correction: str | None) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------
 # checks
+
+
+def _check_options(*, confidence, alpha, n_resamples, random_state, tukey) -> None:
+    """The numeric options of ``compare``, checked before any statistic is computed."""
+    for name, value in (("confidence", confidence), ("alpha", alpha)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not 0.0 < value < 1.0:
+            raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r:.40}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer (draws of the randomization test), "
+                         f"got {n_resamples!r:.40}")
+    if random_state is not None and (isinstance(random_state, bool)
+                                     or not isinstance(random_state, (int, np.integer)) or random_state < 0):
+        raise ValueError(f"random_state must be None or a non-negative integer seed, got {random_state!r:.40}")
+    if not isinstance(tukey, (bool, np.bool_)):
+        raise TypeError(f"tukey must be True or False, got {tukey!r:.40}")
 
 
 def _check_tests(test) -> tuple[str, ...]:

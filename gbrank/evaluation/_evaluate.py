@@ -67,6 +67,8 @@ class EvaluationResult:
 
 
 def _t_half_width(std, n: int, confidence: float):
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.integer, np.floating)):
+        raise TypeError(f"confidence must be a number in (0, 1), e.g. 0.95, got {confidence!r:.40}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     if n < 2:
@@ -144,6 +146,7 @@ def evaluate(
     labels = as_1d_float(y_true, "y_true")
     scores = as_1d_float(y_score, "y_score")
     check_labels(labels, "linear" if isinstance(gain, Mapping) else gain)
+    max_grade = check_max_grade(max_grade, labels)
     order, starts, qids = group_by_qid(qid)
     labels, scores = labels[order], scores[order]
     row_gains = gains_of(labels, gain, "y_true")
@@ -153,7 +156,9 @@ def evaluate(
 
 def check_settings(*, gain, empty, ties, ap_divisor, relevance_threshold, tie_policies=TIES) -> dict:
     """The evaluator's conventions, checked; returned as the ``settings`` of a result."""
-    if not isinstance(gain, Mapping):
+    if isinstance(gain, Mapping):
+        _gain_table(gain)
+    else:
         check_choice(gain, "gain", GAINS)
     check_choice(empty, "empty", EMPTY_POLICIES)
     check_choice(ties, "ties", tie_policies)
@@ -172,10 +177,7 @@ def check_settings(*, gain, empty, ties, ap_divisor, relevance_threshold, tie_po
 def gains_of(labels: np.ndarray, gain, name: str = "labels") -> np.ndarray:
     """Per-row gains: 2**l - 1 ("exp"), l ("linear"), or a label -> gain mapping."""
     if isinstance(gain, Mapping):
-        keys = np.array(sorted(float(k) for k in gain), dtype=np.float64)
-        values = np.array([float(gain[k]) for k in sorted(gain, key=float)], dtype=np.float64)
-        if not np.all(np.isfinite(values)):
-            raise ValueError(f"the gain mapping must map labels to finite gains, got {dict(gain)!r}")
+        keys, values = _gain_table(gain)
         where = np.searchsorted(keys, labels)
         found = (where < len(keys)) & (keys[np.minimum(where, len(keys) - 1)] == labels)
         if not found.all():
@@ -184,6 +186,35 @@ def gains_of(labels: np.ndarray, gain, name: str = "labels") -> np.ndarray:
                              f"cover (its labels: {keys.tolist()}); add a gain for it")
         return values[where]
     return np.exp2(labels) - 1.0 if gain == "exp" else np.asarray(labels, dtype=np.float64)  # read-only use
+
+
+def _gain_table(gain: Mapping) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted labels, their gains) of a label -> gain mapping; labels and gains must be
+    finite numbers, gains non-negative (a negative gain makes nDCG meaningless)."""
+    try:
+        pairs = sorted((float(k), float(v)) for k, v in gain.items())
+    except (TypeError, ValueError):
+        raise ValueError(f"the gain mapping must map numeric labels to numeric gains, e.g. {{0: 0, 1: 1, 2: 3}}; "
+                         f"got {dict(gain)!r:.80}") from None
+    keys = np.array([k for k, _ in pairs], dtype=np.float64)
+    values = np.array([v for _, v in pairs], dtype=np.float64)
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(keys))) or (values < 0).any():
+        raise ValueError(f"the gain mapping must map labels to finite, non-negative gains, got {dict(gain)!r:.80}")
+    return keys, values
+
+
+def check_max_grade(max_grade, labels: np.ndarray):
+    """``max_grade`` of ERR and graded RBP: None, or a finite number at least the largest label."""
+    if max_grade is None:
+        return None
+    if isinstance(max_grade, bool) or not isinstance(max_grade, (int, float, np.integer, np.floating)):
+        raise TypeError(f"max_grade must be a number (the top grade of the relevance scale) or None, "
+                        f"got {max_grade!r:.40}")
+    top = float(labels.max()) if len(labels) else 0.0
+    if not np.isfinite(max_grade) or max_grade < top or max_grade <= 0:
+        raise ValueError(f"max_grade must be a positive finite number at least the largest label ({top:g}), "
+                         f"got {max_grade!r}; leave it None to use the largest label")
+    return float(max_grade)
 
 
 def evaluate_sorted(specs, scores, labels, row_gains, row_judged, starts, n_ranked, qids, settings, *,
@@ -256,6 +287,9 @@ def parse_metrics(metrics) -> list[MetricSpec]:
     parallel loop."""
     if isinstance(metrics, (str, MetricSpec)):
         metrics = [metrics]
+    if not isinstance(metrics, (list, tuple)) and not hasattr(metrics, "__iter__"):
+        raise TypeError(f"metrics must be a metric name or a list of them, e.g. ['ndcg@10', 'ap'], "
+                        f"got {type(metrics).__name__} {metrics!r:.40}")
     specs = [parse_metric(m) for m in metrics]
     for s in specs:
         if s.code != EXTERNAL and s.code not in KERNEL_CODES:

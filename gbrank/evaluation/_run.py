@@ -19,7 +19,7 @@ import pandas as pd
 from .._validation import check_labels
 from ..metrics import TIES, TIES_KEY, MetricSpec
 from ._group import group_order, top_of_each_group
-from ._evaluate import EvaluationResult, check_settings, evaluate_sorted, gains_of, parse_metrics
+from ._evaluate import EvaluationResult, check_max_grade, check_settings, evaluate_sorted, gains_of, parse_metrics
 from ._trec import as_qrels, as_run
 
 #: the tie policies of ``evaluate_run``: the evaluator's, and trec_eval's document-id order
@@ -180,6 +180,7 @@ def evaluate_run(
     starts = np.append(starts_all[qids], starts_all[-1]).astype(np.int64)
     n_ranked = np.bincount(run_q[ranked], minlength=len(qid_names))[qids].astype(np.int64)
     check_labels(labels, "linear" if not isinstance(gain, str) else gain, name="qrels relevance")
+    max_grade = check_max_grade(max_grade, labels)
     if max_grade is None:
         judged_grades = grade[grade >= 0]
         max_grade = float(judged_grades.max()) if len(judged_grades) else 0.0

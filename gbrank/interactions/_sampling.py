@@ -46,6 +46,7 @@ def sample_negatives(need: np.ndarray, exclude: tuple[np.ndarray, np.ndarray], n
         When a user needs more items than it has available; the message names the user
         code, the numbers, and how to fix it.
     """
+    _check_sampling_inputs(need, exclude, n_items, rng)
     need = np.asarray(need, dtype=np.int64)
     n_users = len(need)
     ex_ptr, ex_items = exclude
@@ -110,3 +111,28 @@ def _sorted_contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
     at = np.searchsorted(sorted_keys, keys)
     at[at == len(sorted_keys)] = 0
     return sorted_keys[at] == keys
+
+
+def _check_sampling_inputs(need, exclude, n_items, rng) -> None:
+    """The inputs of :func:`sample_negatives`, refused with the argument named."""
+    raw = np.asarray(need)
+    if raw.ndim != 1 or (len(raw) and raw.dtype.kind not in "iu" and not (
+            raw.dtype.kind == "f" and np.isfinite(raw).all() and (raw == np.round(raw)).all())):
+        raise ValueError(f"need must be a 1-d array of whole numbers (negatives per user), got dtype {raw.dtype} "
+                         f"and shape {raw.shape}")
+    if len(raw) and (raw < 0).any():
+        u = int(np.flatnonzero(raw < 0)[0])
+        raise ValueError(f"need must be non-negative, found {raw[u]} for user #{u}")
+    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
+        raise ValueError(f"n_items must be a positive integer (the catalogue size), got {n_items!r}")
+    try:
+        ex_ptr, ex_items = exclude
+    except (TypeError, ValueError):
+        raise TypeError("exclude must be a CSR pair (indptr, items), e.g. from csr_from") from None
+    if len(ex_ptr) != len(raw) + 1:
+        raise ValueError(f"exclude has {len(ex_ptr) - 1} users but need has {len(raw)}: give one need per CSR row")
+    if len(ex_items) and (np.min(ex_items) < 0 or np.max(ex_items) >= n_items):
+        raise ValueError(f"exclude holds item codes outside 0..{n_items - 1} (n_items={n_items}); codes must "
+                         "index the catalogue")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")

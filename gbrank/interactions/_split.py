@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._checks import check_nsr, check_pairs
+from ._checks import check_nsr, check_pairs, check_unique_pairs
 from ._csr import csr_from, csr_rows
 from ._sampling import holdout, sample_negatives
 
@@ -82,13 +82,22 @@ def split_interactions(X, y, *, test_size: float = 0.2, relevance_threshold: flo
         On empty input, when no user keeps ``min_positives`` positives, or when a user has
         too few non-interacted items for its test negatives.
     """
+    if y is None:
+        raise ValueError("y is required: pass the ratings, or np.ones(len(X)) with relevance_threshold=1 for "
+                         "implicit feedback")
     users, items, ratings = check_pairs(X, y)
-    if not 0.0 < float(test_size) < 1.0:
+    check_unique_pairs(users, items)
+    if not _real(test_size) or not 0.0 < float(test_size) < 1.0:
         raise ValueError(f"test_size must lie strictly between 0 and 1, got {test_size!r}")
     nsr = check_nsr(nsr)
+    if isinstance(min_positives, bool) or not isinstance(min_positives, (int, np.integer)) or min_positives < 1:
+        raise ValueError(f"min_positives must be a positive integer, got {min_positives!r}")
     min_positives = int(min_positives)
-    if min_positives < 1:
-        raise ValueError(f"min_positives must be at least 1, got {min_positives!r}")
+    if not _real(relevance_threshold) or relevance_threshold <= 0:
+        raise ValueError(f"relevance_threshold must be a positive finite number (ratings at or above it are "
+                         f"positives), got {relevance_threshold!r}")
+    if random_state is not None and not isinstance(random_state, (int, np.integer, np.random.Generator)):
+        raise TypeError(f"random_state must be None, an int seed or a numpy Generator, got {random_state!r}")
     rng = np.random.default_rng(random_state)
     user_ids, ucode = np.unique(users, return_inverse=True)
     positive = ratings >= relevance_threshold
@@ -134,3 +143,7 @@ def split_interactions(X, y, *, test_size: float = 0.2, relevance_threshold: flo
                   "n_items": n_cat, "n_train_positives": int(len(pos_rows) - len(test_rows)),
                   "n_test_positives": int(len(test_rows))},
     )
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and bool(np.isfinite(v))

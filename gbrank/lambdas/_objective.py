@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_1d_float, check_choice, check_group_ptr, check_labels
+from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_labels, check_number
 from ..metrics import GAINS, check_bounding, merge_param, parse, with_delta
 from ._deltas import delta_codes
 from ._kernel import BOUND_DIST, BOUND_LINEAR, BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
@@ -92,7 +92,7 @@ class LambdaObjective:
     --------
     >>> obj = LambdaObjective("nrbp@0.95")
     >>> g, h = obj.gradients([0.0, 1.0, 2.0], [1, 0, 0], [0, 3])
-    >>> bool(g[0] < 0 < g[2]) and abs(g.sum()) < 1e-12
+    >>> bool(g[0] < 0 < g[2] and abs(g.sum()) < 1e-12)
     True
     """
 
@@ -102,25 +102,17 @@ class LambdaObjective:
         self.metric, self.p, self.truncation, self.bounding = parse_objective_metric(
             metric, p, truncation, bounding)
         self._prepared = None
-        self.sigma = float(sigma)
-        if not self.sigma > 0:
-            raise ValueError(f"sigma must be positive, got {sigma!r}")
-        self.score_normalization = bool(score_normalization)
-        self.list_normalization = bool(list_normalization)
+        self.sigma = check_number(sigma, "sigma")
+        self.score_normalization = check_bool(score_normalization, "score_normalization")
+        self.list_normalization = check_bool(list_normalization, "list_normalization")
         check_choice(hessian, "hessian", HESSIANS)
         self.hessian = hessian
-        self.relevance_threshold = float(relevance_threshold)
-        if not self.relevance_threshold > 0:
-            raise ValueError(f"relevance_threshold must be positive, got {relevance_threshold!r}")
+        self.relevance_threshold = check_number(relevance_threshold, "relevance_threshold")
         check_choice(gain, "gain", GAINS)
         self.gain = gain
-        self.score_normalization_eps = float(score_normalization_eps)
-        if not self.score_normalization_eps > 0:
-            raise ValueError(f"score_normalization_eps must be positive, got {score_normalization_eps!r}")
-        self.sigmoid_table = bool(sigmoid_table)
-        self.hessian_floor = float(hessian_floor)
-        if self.hessian_floor < 0:
-            raise ValueError(f"hessian_floor must be >= 0, got {hessian_floor!r}")
+        self.score_normalization_eps = check_number(score_normalization_eps, "score_normalization_eps")
+        self.sigmoid_table = check_bool(sigmoid_table, "sigmoid_table")
+        self.hessian_floor = check_number(hessian_floor, "hessian_floor", low_inclusive=True)
 
     @classmethod
     def like_lightgbm(cls, truncation: int = 30, sigma: float = 1.0) -> "LambdaObjective":
@@ -198,6 +190,9 @@ class LambdaObjective:
             ``hessian_floor``): they hold no pair.
         """
         s = as_1d_float(scores, "scores")
+        if len(s) == 0:
+            raise ValueError("scores is empty: no rows were given; gradients need at least one query of "
+                             "one row (an empty training set has nothing to rank)")
         y = self.check_labels(labels)
         if len(s) != len(y):
             raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")

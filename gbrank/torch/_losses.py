@@ -138,6 +138,36 @@ class RankingLoss:
         return self.function(scores, labels, mask, **self.options)
 
 
+def _check_option_values(options: dict) -> None:
+    """Refuse out-of-range loss options when the loss is built (not at the first batch)."""
+    import math
+
+    from ._ranks import check_positive_int, check_temperature
+
+    def real(name):
+        v = options[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+        return v
+
+    if "temperature" in options:
+        check_temperature(options["temperature"])
+    if "sigma" in options and not real("sigma") > 0:
+        raise ValueError(f"sigma must be positive (scale of the RankNet sigmoid), got {options['sigma']!r}")
+    if "relevance_threshold" in options and not real("relevance_threshold") > 0:
+        raise ValueError(f"relevance_threshold must be a positive number (labels at or above it are relevant), "
+                         f"got {options['relevance_threshold']!r}")
+    if "margin" in options and not real("margin") >= 0:
+        raise ValueError(f"margin must be a non-negative number, got {options['margin']!r}")
+    if "gain" in options and options["gain"] not in ("exp", "linear"):
+        raise ValueError(f"gain must be 'exp' (2**l - 1) or 'linear' (l), got {options['gain']!r}")
+    if "normalize" in options and not isinstance(options["normalize"], bool):
+        raise TypeError(f"normalize must be True or False, got {options['normalize']!r}")
+    for name, none_ok in (("n_positives", False), ("k", False), ("n_draws", True), ("max_trials", True)):
+        if name in options:
+            check_positive_int(options[name], name, allow_none=none_ok)
+
+
 def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
     """Build a loss from its registry name and options.
 
@@ -195,6 +225,7 @@ def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
     unknown = sorted(set(options) - set(entry.options))
     if unknown:
         raise ValueError(f"loss {base!r} does not take option(s) {unknown}; it takes {sorted(entry.options)}")
+    _check_option_values(options)
     bound = dict(options)
     function, metric, canonical = entry.function, entry.metric, base
     if entry.needs_p:

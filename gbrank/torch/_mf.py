@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, csr_difference, csr_from, csr_rows, csr_take,
-                            display_id, holdout, sample_negatives)
+from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, check_unique_pairs, csr_difference, csr_from,
+                            csr_rows, csr_take, display_id, holdout, sample_negatives)
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
 from ._distributed import ONE_PROCESS, check_distributed, data_parallel
@@ -314,8 +314,14 @@ class MFRanker(TorchRanker):
         min_pos = int(self.min_positives)
         if min_pos < 1:
             raise ValueError(f"min_positives must be at least 1, got {self.min_positives!r}")
+        threshold = self.relevance_threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(threshold) or threshold <= 0:
+            raise ValueError(f"relevance_threshold must be a positive finite number (ratings at or above it are "
+                             f"positives), got {threshold!r}")
         items_extra = items
         users, items, ratings = check_pairs(X, y)
+        check_unique_pairs(users, items)
         if ratings is None:
             ratings = np.ones(len(users))
         positive = ratings >= self.relevance_threshold
@@ -352,6 +358,12 @@ class MFRanker(TorchRanker):
             validation = self._eval_set_validation(eval_set, metric)
         elif val_size > 0:
             held = holdout(positives[0], val_size, rng)
+            if not held.any():
+                most = int(np.diff(positives[0]).max())
+                raise ValueError(
+                    f"validation_size={val_size:g} holds out no positive: each user has at most {most} positive(s) "
+                    f"and round({val_size:g} x {most}) = 0. Raise validation_size, pass eval_set=(X_eval, y_eval), "
+                    "or set validation_size=0 (no validation: the last epoch is kept)")
             prow = csr_rows(positives[0])
             val_pos = csr_from(prow[held], positives[1][held], n_users)
             train_pos = csr_from(prow[~held], positives[1][~held], n_users)

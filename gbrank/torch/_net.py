@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from .._validation import as_1d_float, check_labels, check_same_length, group_by_qid
+from .._validation import as_1d_float, check_labels, check_query_ids, check_same_length, group_by_qid
 from ..evaluation import evaluate
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
@@ -16,6 +16,9 @@ from ._persist import persistable
 from ._training import train
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh}
+#: Largest feature magnitude NetRanker takes: float32 holds up to 3.4e38, and scores of
+#: features far above 1e18 overflow after one hidden layer.
+FLOAT32_LIMIT = 1e18
 
 
 class RankingNet(torch.nn.Module):
@@ -46,9 +49,19 @@ def _check_features(X, n_features: int | None = None) -> np.ndarray:
         raise ValueError(f"X must be a 2-d array of features (n_rows, n_features), got shape {arr.shape}")
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"X must be numeric, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.float32)
-    if not np.isfinite(arr).all():
-        raise ValueError("X contains NaN or infinite values; impute them before ranking")
+    wide = np.asarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(wide)
+    if bad.any():
+        r, c = (int(v[0]) for v in np.nonzero(bad))
+        raise ValueError(f"X contains {int(bad.sum())} NaN or infinite value(s) (first at row {r}, column {c}: "
+                         f"{wide[r, c]}); the network has no missing-value rule: impute or drop those rows")
+    big = np.abs(wide) > FLOAT32_LIMIT
+    if big.any():
+        r, c = (int(v[0]) for v in np.nonzero(big))
+        raise ValueError(f"X holds {int(big.sum())} value(s) beyond +-{FLOAT32_LIMIT:.0e} (first at row {r}, column "
+                         f"{c}: {wide[r, c]:g}), which the float32 network cannot use; standardise the features, "
+                         "e.g. sklearn.preprocessing.StandardScaler (or log-transform heavy-tailed ones)")
+    arr = np.ascontiguousarray(wide, dtype=np.float32)
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(f"X has {arr.shape[1]} features, but the model was fitted with {n_features}")
     return arr
@@ -185,7 +198,10 @@ class NetRanker(TorchRanker):
 
     def _checked(self, X, y, qid, n_features=None):
         features = _check_features(X, n_features)
+        if qid is None:
+            raise ValueError("ranking needs query ids: pass qid=... (one per row)")
         check_same_length(X=features, y=y, qid=qid)
+        check_query_ids(qid)
         labels = as_1d_float(y, "y")
         check_labels(labels, "exp")
         return features, labels

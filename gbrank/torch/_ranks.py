@@ -30,13 +30,49 @@ def check_batch(scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor |
         raise ValueError(f"scores must have shape [B, L] (a batch of padded lists), got {tuple(scores.shape)}")
     if labels.shape != scores.shape:
         raise ValueError(f"labels must have the shape of scores {tuple(scores.shape)}, got {tuple(labels.shape)}")
+    if not scores.is_floating_point():
+        raise TypeError(f"scores must be a floating-point tensor, got {scores.dtype}; use scores.float()")
+    if labels.device != scores.device or (mask is not None and mask.device != scores.device):
+        raise ValueError(f"scores, labels and mask must be on one device, got scores on {scores.device}, labels "
+                         f"on {labels.device}" + ("" if mask is None else f", mask on {mask.device}"))
     if mask is None:
         mask = torch.ones_like(scores, dtype=torch.bool)
     elif mask.shape != scores.shape:
         raise ValueError(f"mask must have the shape of scores {tuple(scores.shape)}, got {tuple(mask.shape)}")
+    elif mask.dtype != torch.bool and not bool(((mask == 0) | (mask == 1)).all()):
+        raise ValueError("mask must be boolean (True on real entries) or hold only 0 and 1")
     mask = mask.to(torch.bool)
+    check_real_entries(scores, labels, mask)
     labels = torch.where(mask, labels.to(scores.dtype), torch.zeros((), dtype=scores.dtype, device=scores.device))
     return scores, labels, mask
+
+
+def check_real_entries(scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> None:
+    """Refuse NaN or infinite scores and NaN, infinite or negative labels on the real
+    (unmasked) entries of a batch, naming the first list and position (one device sync)."""
+    lab = labels.to(scores.dtype) if labels.is_floating_point() else labels.double()
+    bad = mask & (~torch.isfinite(scores.detach()) | ~torch.isfinite(lab) | (lab < 0))
+    if not bool(bad.any()):
+        return
+    b, i = (int(v) for v in torch.nonzero(bad)[0])
+    s, y = float(scores[b, i]), float(lab[b, i])
+    what = f"score {s}" if not torch.isfinite(scores[b, i].detach()) else f"label {y}"
+    raise ValueError(
+        f"{int(bad.sum())} real entr(ies) of the batch have a NaN or infinite score or a NaN, infinite or negative "
+        f"label (first: list {b}, position {i}, {what}); labels are non-negative relevance grades and scores "
+        "finite numbers. Mask padding with mask=False instead of NaN; a NaN score usually means a diverged model "
+        "(lower the learning rate)")
+
+
+def check_positive_int(value, name: str, allow_none: bool = False):
+    """``value`` as an int >= 1 (or None when allowed); refuses 2.5, True, 0 and -1 instead of truncating."""
+    if value is None and allow_none:
+        return None
+    whole = (isinstance(value, int) or type(value).__module__ == "numpy" and float(value).is_integer()
+             or isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer{' or None' if allow_none else ''}, got {value!r}")
+    return int(value)
 
 
 def masked(values: torch.Tensor, mask: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
@@ -73,7 +109,10 @@ def rank_positions(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def check_temperature(temperature) -> float:
-    t = float(temperature)
-    if not t > 0.0:
+    try:
+        t = float(temperature)
+    except (TypeError, ValueError):
+        raise TypeError(f"temperature must be a positive number, got {temperature!r}") from None
+    if not t > 0.0 or t == float("inf"):
         raise ValueError(f"temperature must be positive (smaller is closer to the exact rank), got {temperature!r}")
     return t

@@ -25,7 +25,7 @@ import math
 import torch
 
 from ._pairs import weighted_pair_softplus
-from ._ranks import check_batch, masked, select_rows
+from ._ranks import check_batch, check_positive_int, masked, select_rows
 
 _EULER_GAMMA = 0.5772156649015329
 
@@ -131,6 +131,7 @@ def warp_loss(scores, labels, mask=None, *, margin: float = 1.0, max_trials: int
     """
     scores, labels, mask = check_batch(scores, labels, mask)
     margin = _check_margin(margin)
+    check_positive_int(max_trials, "max_trials", allow_none=True)
     s, pos_idx, pos_valid, neg_idx, neg_valid = _split(scores, labels, mask, relevance_threshold)
     s_d = s.gather(1, pos_idx)
     terms = _warp_step(s, s_d, pos_valid, neg_idx, neg_valid, margin, max_trials, generator)
@@ -182,11 +183,11 @@ def kos_loss(scores, labels, mask=None, *, step: str = "warp", n_positives: int 
     margin = _check_margin(margin)
     if step not in ("warp", "auc"):
         raise ValueError(f"step must be 'warp' or 'auc', got {step!r}")
-    kk = int(n_positives)
-    if kk < 1:
-        raise ValueError(f"n_positives (K) must be at least 1, got {n_positives!r}")
+    kk = check_positive_int(n_positives, "n_positives (K)")
+    check_positive_int(n_draws, "n_draws", allow_none=True)
+    check_positive_int(max_trials, "max_trials", allow_none=True)
     if position_weights is None:
-        if not 1 <= int(k) <= kk:
+        if not 1 <= check_positive_int(k, "k") <= kk:
             raise ValueError(f"k must lie in 1..n_positives={kk}, got {k!r}")
         probs = None
     else:

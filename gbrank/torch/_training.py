@@ -53,6 +53,26 @@ def check_config(optimizer, learning_rate, weight_decay, epochs, eval_every, ear
         raise ValueError(f"early_stopping must be None or a positive number of evaluations, got {early_stopping!r}")
 
 
+#: Largest weight magnitude training accepts: far beyond any useful model (initial weights are
+#: ~0.1), and scores built from larger weights lose their float32 precision or overflow.
+MAX_WEIGHT = 1e6
+
+
+def check_divergence(module, mean_loss: float, epoch: int, loss, config: TrainConfig) -> None:
+    """Stop a diverging training: a non-finite loss, or weights beyond :data:`MAX_WEIGHT`
+    (exploding), raise ``FloatingPointError`` naming the loss, the learning rate and the fix."""
+    largest = max((float(w.detach().abs().max()) for w in module.parameters() if w.numel()), default=0.0)
+    if math.isfinite(mean_loss) and math.isfinite(largest) and largest <= MAX_WEIGHT:
+        return
+    what = (f"the {getattr(loss, 'name', 'training')} loss became {mean_loss}" if not math.isfinite(mean_loss)
+            else f"the weights exploded (largest |w| = {largest:.3g} > {MAX_WEIGHT:g}; {getattr(loss, 'name', '')} "
+                 f"loss {mean_loss:.4g})")
+    lr = config.learning_rate
+    raise FloatingPointError(
+        f"training diverged at epoch {epoch}: {what} with optimizer={config.optimizer!r}, learning_rate={lr:g}; "
+        f"lower the learning rate (e.g. learning_rate={lr / 100:g}) or use optimizer='adam'")
+
+
 def _chunks(n_rows: int, pairs_per_row: int, max_pairs: int):
     step = max(1, max_pairs // max(pairs_per_row, 1))
     return [(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
@@ -111,9 +131,7 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
     for epoch in bar:
         start = time.perf_counter()
         mean_loss, _ = train_epoch(model, task, loss, optimizer, device, generator, rng, config.max_pairs, replicas)
-        if not math.isfinite(mean_loss) or not all(bool(torch.isfinite(w).all()) for w in module.parameters()):
-            what = f"loss became {mean_loss}" if not math.isfinite(mean_loss) else "weights became infinite or NaN"
-            raise FloatingPointError(f"the training {what} at epoch {epoch}; lower the learning rate")
+        check_divergence(module, mean_loss, epoch, loss, config)
         row = {"epoch": epoch, "loss": mean_loss, "seconds": time.perf_counter() - start}
         if epoch % config.eval_every == 0 or epoch == config.epochs:
             module.eval()
