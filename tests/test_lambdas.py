@@ -29,7 +29,7 @@ def _metric_of_order(code, lab, p, trunc):
     if code == NDCG:
         v = K.dcg_over_ideal(gains, groups, trunc)
         return 0.0 if np.isnan(v) else v
-    v = K.metric_value(code, 0, p, gains, rel, np.ones(n), groups, K.AP_DIV_R, 0.0)
+    v = K.metric_value(code, 0, p, gains, rel, np.ones(n), groups, K.AP_DIV_R, gains.max() if n else 0.0)
     return 0.0 if np.isnan(v) else v
 
 
@@ -247,3 +247,17 @@ def test_lightgbm_sigmoid_table_is_close_to_the_exact_sigmoid():
     np.testing.assert_allclose(g2, g1, rtol=0, atol=1e-5 * np.abs(g1).max())
     np.testing.assert_allclose(h2, h1, rtol=0, atol=1e-5 * np.abs(h1).max())
     assert not np.array_equal(g1, g2)
+
+
+@pytest.mark.parametrize("obj", [LambdaObjective("err"), LambdaObjective("err", truncation=3, list_normalization=True),
+                                 LambdaObjective("err", score_normalization=True, hessian="xgboost")], ids=repr)
+def test_err_gradients_equal_slow_assembly_list_by_list(obj):
+    """ERR's scale is the largest label of the data given: one list at a time, it is that
+    list's, as in ``swap_deltas``, so the slow assembly applies list by list."""
+    rng = np.random.default_rng(11)
+    for n in rng.integers(1, 25, 120):
+        scores, labels = _random_list(rng, int(n))
+        g, h = obj.gradients(scores, labels, [0, len(scores)])
+        g_slow, h_slow = _slow_gradients(obj, scores, labels)
+        np.testing.assert_allclose(g, g_slow, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(h, h_slow, rtol=1e-10, atol=1e-12)

@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 
+import gbrank.metrics as _record
+
 torch = pytest.importorskip("torch")
 
 from gbrank import evaluate  # noqa: E402
@@ -18,8 +20,10 @@ from gbrank.torch import (LOSSES, bpr_loss, harmonic, kos_loss, lambda_loss,  # 
                           make_loss, smooth_ranks, warp_loss)
 
 F64 = torch.float64
-ALL_LOSSES = ["listwise_ndcg", "listwise_ap", "listwise_rr", "listwise_nrbp", "lambda_ndcg", "lambda_ap",
-              "lambda_rr", "lambda_nrbp@0.9", "kos_warp", "kos_auc", "warp", "bpr"]
+# every loss, the metric-based ones from the record (a family that gains a swap delta is tested here)
+ALL_LOSSES = ([f"listwise_{n}" for n in sorted(_record.with_listwise())]
+              + [f"lambda_{n}" + ("@0.9" if rec.param == "p" else "") for n, rec in sorted(_record.with_delta().items())]
+              + ["kos_warp", "kos_auc", "warp", "bpr"])
 
 
 def _batch(seed=0, b=4, n=9, graded=False, p_pad=0.25):

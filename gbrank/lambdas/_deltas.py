@@ -18,6 +18,15 @@ nRBP and AP the delta of swapping positions i < j is one *linear form*::
   -t + 1/(i+1) - 1/(j+1).
 - RR is not linear: it changes only for pairs that move the first relevant item
   (``rr_delta``).
+- ERR (the cascade, Chapelle et al. 2009) with x = gain / (top_gain + 1), the survival
+  P_r = prod_{q<r} (1 - x_q), u_r = P_r / (r + 1) and D_r the sum of the ERR terms
+  x_q u_q over q <= r: swapping positions i < j changes only the terms i..j (those below j
+  see the same product), and
+
+      dERR_ij = (x_j - x_i) (u_i - (D_j - D_i + (1 - x_j) u_j) / (1 - x_i))
+
+  (rows a = x, w = u, b = D; ``cascade_delta``).  ``p`` carries top_gain, the gain of the
+  top grade of the scale; x < 1 because no label is above it.
 
 Which form a metric uses is its record's ``delta`` field (``gbrank.metrics.METRICS``):
 "product" (nDCG, nRBP), "prefix" (AP) or "first" (RR).  ``prepare`` and ``delta`` raise
@@ -35,10 +44,10 @@ from numba import njit
 from ..metrics import (AP_DIV_R, METRICS, average_precision, dcg, discount, gain, ideal_dcg, nrbp,
                        reciprocal_rank, with_delta)
 
-NDCG, AP, RR, NRBP = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp"))
+NDCG, AP, RR, NRBP, ERR = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "err"))
 #: swap-delta form codes of the kernels, by the record's ``delta`` field
-PRODUCT, PREFIX, FIRST = 0, 1, 2
-FORMS = {"product": PRODUCT, "prefix": PREFIX, "first": FIRST}
+PRODUCT, PREFIX, FIRST, CASCADE = 0, 1, 2, 3
+FORMS = {"product": PRODUCT, "prefix": PREFIX, "first": FIRST, "cascade": CASCADE}
 #: metric name -> kernel code, for the metrics that have a swap delta (from the record)
 DELTA_METRICS = {name: rec.code for name, rec in with_delta().items()}
 N_ROWS = 5  # rows of per-position state: a, w, r, b, v
@@ -71,6 +80,19 @@ def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
             aux[1, r] = discount(r)
         idcg = ideal_dcg(aux[0, :n], trunc)
         return (1.0 / idcg if idcg > 0.0 else 0.0), first, second
+    if metric == ERR:  # p is the gain of the top grade
+        scale = 1.0 / (p + 1.0)
+        survive = 1.0
+        done = 0.0
+        for r in range(n):
+            x = gain(lab[r], gain_code) * scale
+            u = survive / (r + 1.0)
+            done += x * u
+            aux[0, r] = x
+            aux[1, r] = u
+            aux[3, r] = done
+            survive *= 1.0 - x
+        return (1.0 if done > 0.0 else 0.0), first, second
     if metric != NRBP and metric != AP and metric != RR:
         raise ValueError("prepare: this metric code has no swap delta")
     n_rel = 0.0
@@ -137,6 +159,15 @@ def rr_delta(aux, i, j, norm, first, second):
 
 
 @njit(cache=True)
+def cascade_delta(aux, i, j, norm):
+    """|dERR| of swapping positions i < j (module docstring; rows x, u, D)."""
+    xi = aux[0, i]
+    xj = aux[0, j]
+    d = (xj - xi) * (aux[1, i] - (aux[3, j] - aux[3, i] + (1.0 - xj) * aux[1, j]) / (1.0 - xi))
+    return abs(d) * norm
+
+
+@njit(cache=True)
 def delta(form, i, j, aux, norm, first, second):
     """|dM| for swapping rank positions i < j (0-based) of a list prepared by ``prepare``;
     ``form`` is the metric's form code (``FORMS``)."""
@@ -146,6 +177,8 @@ def delta(form, i, j, aux, norm, first, second):
         return linear_delta(aux, i, j, norm, True)
     if form == PREFIX:
         return linear_delta(aux, i, j, norm, False)
+    if form == CASCADE:
+        return cascade_delta(aux, i, j, norm)
     raise ValueError("delta: unknown swap-delta form")
 
 
@@ -165,4 +198,6 @@ def list_value(metric, aux, norm, p):
         return average_precision(aux[2], fixed, 0, AP_DIV_R)
     if metric == RR:
         return reciprocal_rank(aux[2], fixed, 0)
+    if metric == ERR:
+        return aux[3, n - 1] if n else 0.0
     raise ValueError("list_value: this metric code has no swap delta")

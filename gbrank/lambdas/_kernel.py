@@ -24,7 +24,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..bounds import grid_interp
-from ._deltas import FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, prepare, rr_delta
+from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, prepare, rr_delta
+from ..metrics import gain
 from ._stack import STACK_DOUBLES, stack_copy
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
@@ -308,6 +309,9 @@ def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, ep
     elif form == PRODUCT or form == PREFIX:
         total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
                               c, u, fm, form == PRODUCT, g, h)
+    elif form == CASCADE:  # no linear form: the general loop, one O(1) delta per pair
+        total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
+                              hess_mode, False, False, dist, cdf, c, u, fm, g, h)
     else:
         raise ValueError("list_gradients: unknown swap-delta form")
     factor = 1.0
@@ -318,9 +322,27 @@ def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, ep
         hess[order[r]] = h[r] * factor
 
 
-@njit(parallel=True, cache=True)
 def all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
                   hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
+    """:func:`_all_gradients` with every argument cast to the one type its compiled
+    specialisation takes (float64 C-contiguous arrays, int64 boundaries, Python floats, ints
+    and bools), so that numba's on-disk cache, warmed once, is hit whatever the caller passed
+    (``relevance_threshold=1`` or ``1.0``, int32 query boundaries, read-only arrays)."""
+    f64 = _c_float64
+    return _all_gradients(f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric),
+                          int(form), float(p), float(sigma), int(trunc), bool(score_norm), float(eps),
+                          bool(list_norm), int(hess_mode), bool(table), int(gain_code), float(threshold),
+                          int(bound_code), f64(scale), f64(cdf), f64(x0), f64(x1))
+
+
+def _c_float64(a) -> np.ndarray:
+    """``a`` as a writeable, C-contiguous float64 array (numba compiles read-only arrays apart)."""
+    return np.require(a, dtype=np.float64, requirements=["C", "W"])
+
+
+@njit(parallel=True, cache=True)
+def _all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
+                   hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
     """Gradients and hessians of every list; list q is rows ``ptr[q]:ptr[q+1]``.
     Callers take (metric, form) from ``_deltas.delta_codes``, which checks them: an
     exception inside this parallel loop cannot reach Python cleanly.
@@ -329,6 +351,8 @@ def all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm
     n = scores.shape[0]
     grad = np.empty(n)
     hess = np.empty(n)
+    if form == CASCADE and p <= 0.0:  # ERR's scale: the largest label of the data is the top grade
+        p = gain(labels.max(), gain_code) if n else 0.0
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
         list_gradients(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,

@@ -43,6 +43,7 @@ DELTA_FORMS = {
     "product": "|(a_i - a_j)(w_i - w_j)| * norm: per-position value a and weight w (nDCG, nRBP)",
     "prefix": "AP's prefix form: relevant-count and 1/rank prefix sums over the current ranking",
     "first": "RR's form: only pairs that move the first relevant item change the metric",
+    "cascade": "ERR's form: survival and prefix rows of the cascade, O(1) per pair",
 }
 #: the per-list normalisations of a metric (thesis Ch. 3; ``gbrank.bounds``)
 BOUNDINGS = ("minmax", "expectation", "expectation_max", "distribution")
@@ -70,7 +71,7 @@ class Metric:
         Uses graded gains ``gain(l)``; otherwise binary relevance ``l >= relevance_threshold``.
     summary : str
         One line: the formula.
-    delta : {"product", "prefix", "first"} or None
+    delta : {"product", "prefix", "first", "cascade"} or None
         Swap-delta form of its LambdaRank objective (:data:`DELTA_FORMS`); None: no objective.
     bounds : bool
         ``gbrank.bounds`` has its maximum, minimum, expectation and distribution.
@@ -176,7 +177,8 @@ for _m in (
     Metric("bpref", BPREF, "", True, True, False,
            "(1/R) sum over ranked relevant d of 1 - min(n_d, R) / min(R, N); n_d judged non-relevant above d"),
     Metric("err", ERR, "k?", False, True, True,
-           "sum_{r <= k} (1/r) x_r prod_{i<r} (1 - x_i), x = gain(l) / (gain(top grade) + 1)", top_grade=True),
+           "sum_{r <= k} (1/r) x_r prod_{i<r} (1 - x_i), x = gain(l) / (gain(top grade) + 1)", top_grade=True,
+           delta="cascade"),
     Metric("f1", F1, "k?", True, True, False, "2 P@k R@k / (P@k + R@k); without k over the ranked list",
            aliases=("set_f",)),
     Metric("judged", JUDGED, "k?", False, True, False, "judged items in the top k / k"),

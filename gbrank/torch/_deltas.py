@@ -15,7 +15,11 @@ of swapping the items at positions i and j (i above j) is one *linear form*::
 - AP (binary at the threshold): r = rel, b = C[r]/(r+1) - S[r], v = 1/(r+1), norm = 1/R,
   with C the prefix count of relevant items and S the prefix sum of 1/(rank) over them;
 - RR is not linear: it changes only for pairs that move the first relevant item
-  (``rr_delta``).
+  (``rr_delta``);
+- ERR: rows x = gain / (top_gain + 1), u = P_r / (r + 1) with P_r the cascade's survival,
+  D the prefix sum of the ERR terms (``cascade_delta``); ``p`` carries top_gain, and without
+  it each list's largest gain is its top grade (the numba objective takes the largest label
+  of all the data it is given).
 
 The derivations are in the numba file.  Which form a metric uses is its record's ``delta``
 field (``gbrank.metrics.METRICS``); ``prepare`` and ``delta`` raise on a metric or form they
@@ -43,7 +47,7 @@ from ..metrics import with_delta
 from ._listwise import gains
 
 #: the swap-delta forms (the record's ``delta`` field; numba's ``FORMS``)
-FORMS = ("product", "prefix", "first")
+FORMS = ("product", "prefix", "first", "cascade")
 N_ROWS = 5  # rows of per-position state: a, w, r, b, v
 
 
@@ -95,6 +99,15 @@ def prepare(metric: str, lab: torch.Tensor, valid: torch.Tensor, *, gain: str = 
         idcg = (torch.sort(aux[0], dim=1, descending=True).values * aux[1]).sum(dim=1)
         norm = torch.where(idcg > 0, 1.0 / torch.where(idcg > 0, idcg, 1.0), 0.0)
         return Prepared(aux, norm, none, none)
+    if metric == "err":  # p is the top grade's gain; None: each list's largest gain
+        g = gains(lab, gain) * valid
+        top = g.amax(dim=1, keepdim=True) if p is None else torch.full((B, 1), float(p), **kw)
+        x = g / (top + 1.0)
+        survive = torch.cumprod(torch.cat([torch.ones(B, 1, **kw), 1.0 - x[:, :-1]], dim=1), dim=1)
+        aux[0] = x
+        aux[1] = survive / (at + 1.0)
+        aux[3] = torch.cumsum(x * aux[1], dim=1)
+        return Prepared(aux, (aux[3][:, -1] > 0).to(lab.dtype), none, none)
     if metric not in ("nrbp", "ap", "rr"):
         raise ValueError(f"prepare: metric {metric!r} has a swap delta in the record but no torch preparation "
                          "here; add its branch (CONTRIBUTING.md)")
@@ -169,6 +182,17 @@ def rr_delta(aux: torch.Tensor, i: torch.Tensor, j: torch.Tensor, norm: torch.Te
     return ri * oj + fi * (tj - oj) + rj * oi + fj * (ti - oi)
 
 
+def cascade_delta(aux: torch.Tensor, i: torch.Tensor, j: torch.Tensor, norm: torch.Tensor) -> torch.Tensor:
+    """|dERR| of swapping the items at positions i and j (rows x, u, D; the numba
+    ``cascade_delta``, written for either order: ``lo`` is the upper position)."""
+    lo, hi = torch.minimum(i, j), torch.maximum(i, j)
+    x, u, d = aux[0], aux[1], aux[3]
+    xl, xh = _at(x, lo), _at(x, hi)
+    inner = (_at(d, hi) - _at(d, lo) + (1.0 - xh) * _at(u, hi)) / (1.0 - xl)
+    n = norm.view(-1, *([1] * (i.dim() - 1)))
+    return ((xh - xl) * (_at(u, lo) - inner)).abs_().mul_(n)
+
+
 def delta(form: str, i: torch.Tensor, j: torch.Tensor, aux: torch.Tensor, norm: torch.Tensor,
           first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
     """|dM| for swapping the items at rank positions i and j (0-based, broadcasting tensors) of
@@ -179,4 +203,6 @@ def delta(form: str, i: torch.Tensor, j: torch.Tensor, aux: torch.Tensor, norm: 
         return linear_delta(aux, i, j, norm, True)
     if form == "prefix":
         return linear_delta(aux, i, j, norm, False)
+    if form == "cascade":
+        return cascade_delta(aux, i, j, norm)
     raise ValueError(f"unknown swap-delta form {form!r}; known: {sorted(FORMS)}")
