@@ -217,3 +217,54 @@ def test_a_backend_record_refuses_unknown_settings():
     with pytest.raises(ValueError, match="unknown settings"):
         Backend(name="x", label="X", extra="x", train=None, predict=None, metric=MetricCallback,
                 params={"leaves": "num_leaves"})
+
+
+# -- native conventions: a LambdaObjective and the metric adapter as the libraries call them --
+
+def test_native_lambda_objective_is_a_lightgbm_objective_in_train_and_lgbmranker(small):
+    X, y, qid = small
+    obj = LambdaObjective("nrbp@0.9")
+    common = dict(min_sum_hessian_in_leaf=1e-3, deterministic=True, force_col_wise=True)
+    booster = lgb.train(dict(common, objective=obj, verbosity=-1, num_threads=2),
+                        lgb.Dataset(X, y, group=_sizes(qid)), 10)
+    adapted = lgb.train(dict(common, objective=LightGBMObjective(obj), verbosity=-1, num_threads=2),
+                        lgb.Dataset(X, y, group=_sizes(qid)), 10)
+    ranker = lgb.LGBMRanker(objective=obj, n_estimators=10, verbose=-1, n_jobs=2, **common)
+    metric = LightGBMMetric(["nrbp@0.9", "ndcg@10"])
+    ranker.fit(X, y, group=_sizes(qid), eval_X=(X,), eval_y=(y,), eval_group=[_sizes(qid)],
+               eval_metric=metric)
+    np.testing.assert_array_equal(booster.predict(X), adapted.predict(X))
+    np.testing.assert_allclose(ranker.predict(X), booster.predict(X), atol=1e-12)
+    # LGBMRanker's eval_metric calls the adapter as (y_true, y_pred, weight, group)
+    import gbrank
+
+    history = ranker.evals_result_["training"]
+    expected = gbrank.evaluate(y, ranker.predict(X), qid, ["nrbp@0.9", "ndcg@10"]).mean()
+    assert history["nrbp@0.9"][-1] == pytest.approx(expected["nrbp@0.9"])
+    assert history["ndcg@10"][-1] == pytest.approx(expected["ndcg@10"])
+
+
+def test_native_lambda_objective_is_an_xgboost_train_objective(small):
+    X, y, qid = small
+    obj = LambdaObjective("ap")
+    d = xgb.DMatrix(X, y, qid=qid)
+    params = dict(XGB_PARAMS, base_score=0.0, min_child_weight=1e-3)
+    ours = xgb.train(params, d, 8, obj=obj, evals=[(d, "train")], custom_metric=XGBoostMetric("ap"),
+                     verbose_eval=False)
+    adapted = xgb.train(params, d, 8, obj=XGBoostObjective(obj))
+    np.testing.assert_array_equal(ours.predict(d), adapted.predict(d))
+
+
+def test_native_conventions_that_cannot_work_say_which_does(small):
+    X, y, qid = small
+    obj = LambdaObjective("ndcg")
+    with pytest.raises(TypeError, match="without query groups.*LGBMRanker.*xgboost.train"):
+        xgb.XGBRegressor(objective=obj, n_estimators=2).fit(X, y)
+    with pytest.raises(TypeError, match="without query groups"):
+        lgb.LGBMRegressor(objective=obj, n_estimators=2, verbose=-1).fit(X, y)
+    with pytest.raises(TypeError, match="CatBoost passes a Python objective no query groups"):
+        obj.calc_ders_range([0.0], [1.0], None)
+    with pytest.raises(TypeError, match="LightGBMMetric needs query groups"):
+        LightGBMMetric("ndcg@10")(y, np.zeros(len(y)), None, None)
+    with pytest.raises(ValueError, match="group sizes"):
+        obj(y, np.zeros(len(y)), None, np.array([0, len(y)]))

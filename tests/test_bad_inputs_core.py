@@ -469,7 +469,7 @@ CASES = [
     ("lgb-metric-bad-keyword", metric_cb("LightGBMMetric", "ap", foo=1), TypeError, r"unexpected keyword argument 'foo'"),
     ("lgb-metric-bad-policy", metric_cb("LightGBMMetric", "ap", empty="x"), ValueError, r"empty must be one of"),
     ("lgb-metric-not-a-dataset", lambda tmp: metric_cb("LightGBMMetric", "ap")(tmp)(np.zeros(6), "x"), TypeError,
-     r"LightGBMMetric expects a lightgbm\.Dataset"),
+     r"LightGBMMetric needs query groups: pass it as lightgbm\.train\(feval=\.\.\.\)"),
     ("xgb-no-groups", backend("XGBoostObjective", np.zeros(6), lambda: xgb_dmatrix(None)), ValueError, r"DMatrix has no query groups"),
     ("xgb-not-a-dmatrix", backend("XGBoostObjective", np.zeros(6), "x"), TypeError, r"expects an xgboost\.DMatrix"),
     ("xgb-not-an-objective", backend("XGBoostObjective", wrap=42), TypeError, r"wraps a gbrank objective"),

@@ -203,3 +203,99 @@ def test_library_parameters_are_pinned(backend, kwargs, objective, expected):
 
     model = GBRanker(objective, backend=backend, **kwargs)
     assert model._library_params(resolve_objective(objective, backend)) == expected
+
+
+# -- scikit-learn conventions: routing errors, scorer, group sizes, names, importances, categories --
+
+def test_grid_search_without_routing_fails_loudly_with_the_fix(data):
+    (X, y, qid), _ = data
+    with sklearn.config_context(enable_metadata_routing=False):
+        search = GridSearchCV(GBRanker(n_estimators=2), {"objective": ["ndcg", "ap"]}, cv=GroupKFold(n_splits=2))
+        with pytest.raises(ValueError, match=r"(?s)without metadata routing.*enable_metadata_routing=True.*"
+                                             r"GridSearchCV\(.*\)\.fit\(X, y, qid=qid"):
+            search.fit(X, y, qid=qid, groups=qid)
+    model = GBRanker(n_estimators=2).fit(X, y, qid=qid)  # outside a search: routing is not needed
+    with pytest.raises(ValueError, match="score needs the query ids.*enable_metadata_routing=True"):
+        model.score(X, y)
+
+
+def test_grid_search_with_a_ranking_scorer_routes_qid(data):
+    from gbrank.estimators import make_ranking_scorer
+
+    (X, y, qid), (Xt, yt, qt) = data
+    scorer = make_ranking_scorer("nrbp@0.9", empty="skip")
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(GBRanker(n_estimators=5, random_state=0), {"num_leaves": [4, 8]},
+                              scoring={"nrbp": scorer, "mean_rank": make_ranking_scorer("mean_rank")},
+                              refit="nrbp", cv=GroupKFold(n_splits=2))
+        search.fit(X, y, qid=qid, groups=qid)
+    assert np.all(search.cv_results_["mean_test_nrbp"] > 0.3)
+    assert np.all(search.cv_results_["mean_test_mean_rank"] < 0)  # lower is better: negated
+    expected = gbrank.evaluate(yt, search.predict(Xt), qt, "nrbp@0.9", empty="skip").mean().iloc[0]
+    assert scorer(search.best_estimator_, Xt, yt, qid=qt) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="got no qid.*enable_metadata_routing"):
+        scorer(search.best_estimator_, Xt, yt)
+    with pytest.raises(ValueError, match="unknown"):
+        make_ranking_scorer("ndgc@10")
+
+
+def test_quick_group_sizes_are_an_alternative_to_qid(data):
+    (X, y, qid), _ = data
+    sizes = np.unique(qid, return_counts=True)[1]
+    by_qid = GBRanker(n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    by_group = GBRanker(n_estimators=3, random_state=0).fit(X, y, group=sizes)
+    np.testing.assert_array_equal(by_qid.predict(X), by_group.predict(X))
+    with pytest.raises(ValueError, match="either qid .* or group"):
+        GBRanker(n_estimators=2).fit(X, y, qid=qid, group=sizes)
+    with pytest.raises(ValueError, match="add up to the number of rows"):
+        GBRanker(n_estimators=2).fit(X, y, group=sizes[:-1])
+    with pytest.raises(ValueError, match="positive whole numbers"):
+        GBRanker(n_estimators=2).fit(X, y, group=np.r_[sizes[:-1], 0, sizes[-1]])
+    with pytest.raises(ValueError, match="pass qid=.*or group="):
+        GBRanker(n_estimators=2).fit(X, y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_quick_feature_names_and_gain_importances(data, backend):
+    pd = pytest.importorskip("pandas")
+    (X, y, qid), _ = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    model = GBRanker(n_estimators=5, backend=backend, random_state=0).fit(frame, y, qid=qid)
+    assert list(model.feature_names_in_) == list(frame.columns)
+    imp = model.feature_importances_
+    assert imp.shape == (X.shape[1],) and imp.sum() == pytest.approx(1.0) and (imp >= 0).all()
+    if backend == "lightgbm":
+        gain = model.booster_.feature_importance("gain")
+        np.testing.assert_allclose(imp, gain / gain.sum())
+    with pytest.raises(ValueError, match="differ from those seen in fit"):
+        model.predict(frame[frame.columns[::-1]])
+    assert not hasattr(GBRanker(n_estimators=2).fit(X, y, qid=qid), "feature_names_in_")
+    with pytest.raises(NotFittedError):
+        GBRanker().feature_importances_
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_quick_pandas_categorical_columns_go_to_the_library(backend):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n_q, per = 60, 10
+    qid = np.repeat(np.arange(n_q), per)
+    colour = rng.choice(["red", "green", "blue", "grey"], n_q * per)
+    noise = rng.random(n_q * per)
+    y = (colour == "green") * 2.0 + (colour == "blue") * 1.0
+    frame = pd.DataFrame({"colour": pd.Categorical(colour), "noise": noise})
+    model = GBRanker(n_estimators=10, backend=backend, random_state=0,
+                     backend_params={"min_data_in_leaf": 1} if backend == "lightgbm" else None).fit(frame, y, qid=qid)
+    assert model.categorical_features_ == ["colour"]
+    assert model.score(frame, y, qid) > 0.99
+    with pytest.raises(ValueError, match="fitted with \\['colour'\\]"):
+        model.predict(frame.assign(colour=np.arange(len(frame)) % 4))
+    with pytest.raises(ValueError, match="CatBoost does not take"):
+        GBRanker("catboost:YetiRank", backend="catboost", n_estimators=2).fit(frame, y, qid=qid)
+
+
+def test_quick_estimator_tags():
+    from sklearn.utils import get_tags
+
+    tags = get_tags(GBRanker())
+    assert tags.input_tags.sparse and tags.input_tags.allow_nan and tags.target_tags.required

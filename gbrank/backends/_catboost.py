@@ -99,6 +99,11 @@ def predict_catboost(model, X, best_iteration) -> np.ndarray:
     return np.asarray(model.predict(X, ntree_end=best_iteration), dtype=np.float64)
 
 
+def importance_catboost(model, n_features, best_iteration) -> np.ndarray:
+    """CatBoost's ``PredictionValuesChange`` importances (it has no split-gain total)."""
+    return np.asarray(model.get_feature_importance(type="PredictionValuesChange"), dtype=np.float64)
+
+
 CATBOOST = Backend(
     name="catboost", label="CatBoost", extra="catboost", train=train_catboost, predict=predict_catboost,
     metric=CatBoostMetric,
@@ -109,5 +114,5 @@ CATBOOST = Backend(
     weights="query-as-rows",
     objectives=("YetiRank", "YetiRankPairwise", "LambdaMart:metric=NDCG", "LambdaMart:metric=MAP",
                 "LambdaMart:metric=MRR"),
-    gbrank_objectives=False, tree_size="max_depth",
+    gbrank_objectives=False, tree_size="max_depth", importance=importance_catboost,
 )

@@ -49,12 +49,26 @@ class LGBMRankerObjective:
 
 
 class LightGBMMetric(MetricCallback):
-    """gbrank metrics as a LightGBM ``feval``: ``(preds, eval_data) -> [(name, value, higher_better)]``."""
+    """gbrank metrics as a LightGBM evaluation function, ``-> [(name, value, higher_better)]``.
 
-    def __call__(self, preds, eval_data):
-        check_library_object(eval_data, ("get_group", "get_label"), "a lightgbm.Dataset", "LightGBMMetric")
-        ptr = ptr_from_sizes(eval_data.get_group())
-        return self.values(preds, eval_data.get_label(), ptr)
+    Two calling conventions, told apart by the second argument: ``lightgbm.train(feval=m)``
+    calls ``m(preds, eval_data)``; ``LGBMRanker(...).fit(eval_metric=m)`` calls
+    ``m(y_true, y_pred, weight, group)`` (it passes ``group`` only to a callable with
+    exactly four parameters, as this one has).  ``weight`` is ignored: the metrics are
+    means over queries.
+    """
+
+    def __call__(self, preds_or_labels, eval_data_or_preds, weight=None, group=None):
+        second = eval_data_or_preds
+        if callable(getattr(second, "get_group", None)):  # lightgbm.train's feval(preds, eval_data)
+            check_library_object(second, ("get_group", "get_label"), "a lightgbm.Dataset", "LightGBMMetric")
+            return self.values(preds_or_labels, second.get_label(), ptr_from_sizes(second.get_group()))
+        if group is None:
+            raise TypeError("LightGBMMetric needs query groups: pass it as lightgbm.train(feval=...) with a "
+                            "Dataset built with group=sizes, or as LGBMRanker(...).fit(X, y, group=sizes, "
+                            "eval_set=[...], eval_group=[...], eval_metric=...); got "
+                            f"({type(preds_or_labels).__name__}, {type(second).__name__}) without groups")
+        return self.values(np.asarray(second, dtype=np.float64), preds_or_labels, ptr_from_sizes(group))
 
 
 def train_lightgbm(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
@@ -94,6 +108,11 @@ def predict_lightgbm(booster, X, best_iteration):
     return booster.predict(X, num_iteration=best_iteration)
 
 
+def importance_lightgbm(booster, n_features, best_iteration) -> np.ndarray:
+    """Total gain of each feature's splits in the first ``best_iteration`` trees."""
+    return np.asarray(booster.feature_importance(importance_type="gain", iteration=best_iteration), dtype=np.float64)
+
+
 def _bagging_freq(settings) -> dict:
     """LightGBM bags rows only when ``bagging_freq`` > 0: once per round when subsampling."""
     return {"bagging_freq": 1 if settings.get("subsample", 1.0) < 1 else 0}
@@ -106,5 +125,5 @@ LIGHTGBM = Backend(
             "min_child_weight": "min_sum_hessian_in_leaf", "subsample": "bagging_fraction",
             "colsample_bytree": "feature_fraction", "reg_lambda": "lambda_l2", "random_state": "seed",
             "n_jobs": "num_threads"},
-    unset={"max_depth": -1}, derived=_bagging_freq,
+    unset={"max_depth": -1}, derived=_bagging_freq, importance=importance_lightgbm, categorical=True,
 )

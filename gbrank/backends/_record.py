@@ -69,6 +69,12 @@ class Backend:
     tree_size : str
         The setting that bounds a tree's size (``"num_leaves"`` for leaf-wise growth,
         ``"max_depth"`` for CatBoost's symmetric trees).
+    importance : callable or None
+        ``importance(model, n_features, best_iteration) -> array`` of one non-negative
+        importance per feature (the total gain of its splits where the library has it).
+    categorical : bool
+        Whether pandas ``category`` columns are passed to the library as categorical
+        features (LightGBM: detected from the dtype; XGBoost: ``enable_categorical=True``).
     """
 
     name: str
@@ -86,6 +92,8 @@ class Backend:
     binary_objectives: frozenset = frozenset()
     gbrank_objectives: bool = True
     tree_size: str = "num_leaves"
+    importance: Callable | None = None
+    categorical: bool = False
 
     def __post_init__(self):
         unknown = sorted(set(self.params) - set(SETTINGS))

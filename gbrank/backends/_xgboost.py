@@ -83,7 +83,7 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
     import xgboost as xgb
 
     def dmatrix(Xs, ys, ps, w=None):
-        d = xgb.DMatrix(Xs, label=ys)
+        d = xgb.DMatrix(Xs, label=ys, enable_categorical=_is_frame(Xs))
         d.set_group(np.diff(ps))
         if w is not None:
             d.set_weight(w)
@@ -113,7 +113,19 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
 def predict_xgboost(booster, X, best_iteration):
     import xgboost as xgb
 
-    return booster.predict(xgb.DMatrix(X), iteration_range=(0, best_iteration))
+    return booster.predict(xgb.DMatrix(X, enable_categorical=_is_frame(X)), iteration_range=(0, best_iteration))
+
+
+def _is_frame(X) -> bool:
+    """A pandas DataFrame (GBRanker passes one only when it has categorical columns)."""
+    return hasattr(X, "columns") and hasattr(X, "dtypes")
+
+
+def importance_xgboost(booster, n_features, best_iteration) -> np.ndarray:
+    """Total gain of each feature's splits in the first ``best_iteration`` trees."""
+    scores = booster[:best_iteration].get_score(importance_type="total_gain")
+    names = booster.feature_names or [f"f{j}" for j in range(n_features)]
+    return np.array([scores.get(name, 0.0) for name in names], dtype=np.float64)
 
 
 # Leaf-wise trees like LightGBM's, sized by max_leaves; scores start at 0 for every query (a
@@ -125,5 +137,6 @@ XGBOOST = Backend(
                 min_child_weight="min_child_weight", subsample="subsample", colsample_bytree="colsample_bytree",
                 reg_lambda="lambda", random_state="seed", n_jobs="nthread"),
     unset={"max_depth": 0}, fixed={"grow_policy": "lossguide", "tree_method": "hist", "base_score": 0.0},
-    train=train_xgboost, predict=predict_xgboost, metric=XGBoostMetric,
+    train=train_xgboost, predict=predict_xgboost, metric=XGBoostMetric, importance=importance_xgboost,
+    categorical=True,
 )

@@ -7,14 +7,16 @@ prediction, its own objectives) comes from its :class:`gbrank.backends.Backend` 
 from __future__ import annotations
 
 import inspect
+import sys
 
 import numpy as np
+import sklearn
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._validation import (as_1d_float, check_feature_matrix, check_labels, check_query_ids, contiguous_groups,
                            no_usable_features)
-from ..backends import BACKENDS, SETTINGS, get_backend
+from ..backends import BACKENDS, SETTINGS, get_backend, ptr_from_sizes
 from ..evaluation import evaluate
 from ..lambdas import LambdaObjective
 
@@ -100,7 +102,16 @@ def check_settings(values: dict) -> None:
 def check_trainable(X, y, ptr) -> None:
     """Refuse, before training, data from which no ranking model can be learnt: no feature a
     tree can split on, or no query with two rows of different labels."""
-    if not hasattr(X, "nnz"):
+    categorical = _categorical_columns(X)
+    if categorical:  # a DataFrame: a categorical column with two values present is usable
+        if any(X[c].nunique() > 1 for c in categorical):
+            X = None
+        else:
+            X = X.drop(columns=categorical).to_numpy(dtype=np.float64) if len(categorical) < X.shape[1] else None
+            if X is None:
+                raise ValueError(f"X has no feature a tree can split on: every column is categorical with a "
+                                 f"single value ({categorical[:5]})")
+    if X is not None and not hasattr(X, "nnz"):
         unusable = no_usable_features(X)
         if len(unusable) == X.shape[1]:
             nan = [j for j in unusable if np.isnan(X[:, j]).all()]
@@ -117,6 +128,35 @@ def check_trainable(X, y, ptr) -> None:
     if not (np.maximum.reduceat(y, starts) > np.minimum.reduceat(y, starts)).any():
         raise ValueError(f"no query has two rows with different labels ({len(sizes)} queries): the ranking "
                          "gradients are all zero and the model would be constant; check y (all one grade?) and qid")
+
+
+#: The fix for a search or cross-validation that calls ``score`` without ``qid``.
+ROUTING_HELP = ("turn on scikit-learn's metadata routing, which hands each fold's qid to fit and score: "
+                "sklearn.set_config(enable_metadata_routing=True), then "
+                "GridSearchCV(GBRanker(...), param_grid, cv=GroupKFold(n_splits=3)).fit(X, y, qid=qid, groups=qid) "
+                "(or pass scoring=gbrank.estimators.make_ranking_scorer('ndcg@10'))")
+
+
+def in_search_without_routing() -> bool:
+    """True inside scikit-learn's cross-validation loop (``GridSearchCV``,
+    ``cross_validate``, ...) while metadata routing is off: ``score`` will then be called
+    without ``qid``, and the error it raises would be turned into a NaN score."""
+    if sklearn.get_config().get("enable_metadata_routing", False):
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_fit_and_score" and \
+                frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _categorical_columns(X) -> list:
+    """The pandas ``category`` columns of a DataFrame (none for anything else)."""
+    if not (hasattr(X, "columns") and hasattr(X, "dtypes")):
+        return []
+    return [c for c, dtype in zip(X.columns, X.dtypes) if getattr(dtype, "name", "") == "category"]
 
 
 def explain_library_error(err: Exception, label: str, n_rows: int):
@@ -222,6 +262,27 @@ class GBRanker(BaseEstimator):
         self.backend_params = backend_params
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # scipy sparse X: implicit zeros, as LightGBM and XGBoost take it
+        tags.input_tags.allow_nan = True  # NaN is a missing value
+        record = BACKENDS.get(self.backend)
+        tags.input_tags.categorical = bool(record is not None and record.categorical)
+        tags.target_tags.required = True
+        return tags
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Importance of each feature, normalised to sum to 1 (all zeros when no tree split).
+
+        LightGBM and XGBoost: the total gain of the feature's splits in the trees that
+        ``predict`` uses (the first ``best_iteration_``); CatBoost: its
+        ``PredictionValuesChange`` importances (it keeps no gain totals)."""
+        check_is_fitted(self, "booster_")
+        raw = get_backend(self.backend).importance(self.booster_, self.n_features_in_, self.best_iteration_)
+        total = raw.sum()
+        return raw / total if total > 0 else np.zeros_like(raw)
+
     # -- parameters ---------------------------------------------------------------------
     def _library_params(self, objective) -> dict:
         record = get_backend(self.backend)
@@ -248,7 +309,11 @@ class GBRanker(BaseEstimator):
 
     # -- data ---------------------------------------------------------------------------
     def _check_X(self, X, reset: bool, name: str = "X"):
-        if hasattr(X, "tocsr") and hasattr(X, "nnz"):  # a scipy sparse matrix: implicit zeros, NaN kept
+        self._check_feature_names(X, reset, name)
+        categorical = _categorical_columns(X)
+        if categorical:
+            X = self._check_categorical(X, categorical, name)
+        elif hasattr(X, "tocsr") and hasattr(X, "nnz"):  # a scipy sparse matrix: implicit zeros, NaN kept
             X = check_array(X, accept_sparse="csr", dtype=np.float64, ensure_all_finite="allow-nan")
             if np.isinf(X.data).any():
                 raise ValueError(f"{name} has infinite values; gbrank takes NaN as a missing value but refuses "
@@ -257,15 +322,53 @@ class GBRanker(BaseEstimator):
             X = check_feature_matrix(X, name)
         if reset:
             self.n_features_in_ = X.shape[1]
+            self.categorical_features_ = list(categorical)
+        elif categorical != getattr(self, "categorical_features_", []):
+            raise ValueError(f"{name} has categorical columns {categorical}, but the model was fitted with "
+                             f"{getattr(self, 'categorical_features_', [])}; pass the same column types as in fit")
         elif X.shape[1] != self.n_features_in_:
             raise ValueError(f"{name} has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}; "
                              "pass the same feature columns, in the same order, as in fit")
         return X
 
+    def _check_feature_names(self, X, reset: bool, name: str) -> None:
+        """``feature_names_in_`` from a DataFrame's string column names; the same names, in
+        the same order, are required later."""
+        names = None
+        if hasattr(X, "columns") and hasattr(X, "dtypes") and all(isinstance(c, str) for c in X.columns):
+            names = np.asarray(list(X.columns), dtype=object)
+        if reset:
+            if names is not None:
+                self.feature_names_in_ = names
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        elif names is not None and hasattr(self, "feature_names_in_") and \
+                not np.array_equal(names, self.feature_names_in_):
+            raise ValueError(f"{name}'s columns {list(names)[:8]} differ from those seen in fit "
+                             f"{list(self.feature_names_in_)[:8]}; pass the same columns, in the same order")
+
+    def _check_categorical(self, X, categorical: list, name: str):
+        """A DataFrame with pandas ``category`` columns, kept as a DataFrame for the library
+        (its numeric columns validated and made float64)."""
+        record = get_backend(self.backend)
+        if not record.categorical:
+            able = sorted(b.name for b in BACKENDS.values() if b.categorical)
+            raise ValueError(f"{name} has categorical columns {categorical[:5]}, which {record.label} does not take "
+                             f"through GBRanker; use a backend that does ({able}) or encode them as numbers")
+        import pandas as pd
+
+        numeric = [c for c in X.columns if c not in categorical]
+        values = check_feature_matrix(X[numeric], name) if numeric else None
+        if len(X) == 0:
+            raise ValueError(f"{name} is empty (shape {X.shape}): give at least one row and one feature")
+        columns = {c: (X[c] if c in categorical else values[:, numeric.index(c)]) for c in X.columns}
+        return pd.DataFrame(columns, index=X.index)[list(X.columns)]
+
     def _check_lists(self, X, y, qid, reset=False, name=""):
         X = self._check_X(X, reset, f"{name}X")
         if qid is None:
-            raise ValueError("ranking needs query ids: pass qid=... (one per row) to fit, score and eval_set")
+            raise ValueError("ranking needs query ids: pass qid=... (one per row) to fit, score and eval_set, "
+                             "or group=... (rows per query) to fit")
         y = as_1d_float(y, f"{name}y")
         qid = check_query_ids(qid, f"{name}qid")
         if not (X.shape[0] == len(y) == len(qid)):
@@ -276,13 +379,24 @@ class GBRanker(BaseEstimator):
         return X, y, ptr
 
     # -- estimator API ------------------------------------------------------------------
-    def fit(self, X, y, *, qid, sample_weight=None, eval_set=None):
+    def fit(self, X, y, *, qid=None, group=None, sample_weight=None, eval_set=None):
         """Fit on rows X with labels y grouped by ``qid`` (each query's rows together).
 
+        ``qid``: one query id per row.  ``group``: instead of ``qid``, the number of rows
+        of each query in order (LightGBM's convention; give exactly one of the two).
+        Prefer ``qid`` under cross-validation: scikit-learn slices per-row metadata but
+        not group sizes.
         ``sample_weight``: one weight per row (constant within a query for XGBoost and
         CatBoost, whose ranking weights are per query: ``Backend.weights``).
         ``eval_set``: list of (X, y, qid) triples.
         """
+        if in_search_without_routing():
+            raise ValueError("GBRanker is being cross-validated without metadata routing, so score would get "
+                             "no qid and every score would be NaN; " + ROUTING_HELP)
+        if y is None:
+            raise ValueError("GBRanker requires y to be passed, but the target y is None: give the relevance "
+                             "label of every row")
+        qid = self._qid_from_group(qid, group, X)
         record = get_backend(self.backend)
         objective = resolve_objective(self.objective, self.backend)
         if eval_set is not None and not isinstance(eval_set, (list, tuple)):
@@ -321,6 +435,20 @@ class GBRanker(BaseEstimator):
             raise explained from err
         return self
 
+    @staticmethod
+    def _qid_from_group(qid, group, X):
+        """``qid`` as given, or one id per row built from the group sizes ``group``."""
+        if group is None:
+            return qid
+        if qid is not None:
+            raise ValueError("give either qid (one query id per row) or group (rows per query), not both")
+        ptr = ptr_from_sizes(group)
+        n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+        if ptr[-1] != n_rows:
+            raise ValueError(f"group sizes must add up to the number of rows of X ({n_rows}), got {ptr[-1]} "
+                             f"over {len(ptr) - 1} queries; group holds the number of rows of each query, in order")
+        return np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+
     def _weights(self, sample_weight, ptr, record):
         w = as_1d_float(sample_weight, "sample_weight")
         if len(w) != ptr[-1]:
@@ -340,14 +468,18 @@ class GBRanker(BaseEstimator):
         X = self._check_X(X, reset=False)
         return get_backend(self.backend).predict(self.booster_, X, self.best_iteration_)
 
-    def score(self, X, y, qid, sample_weight=None):
+    def score(self, X, y, qid=None, sample_weight=None):
         """Mean of the first ``eval_metric`` over the queries (gbrank.evaluate defaults:
-        empty lists score 0, ties averaged)."""
+        empty lists score 0, ties averaged).
+
+        Without ``qid`` (as scikit-learn's searches call it when metadata routing is off)
+        it raises ``ValueError`` naming the fix (:data:`ROUTING_HELP`)."""
         if sample_weight is not None:
             raise ValueError("score does not take sample_weight: ranking metrics are averaged over queries")
         check_is_fitted(self, "booster_")
         if qid is None:
-            raise ValueError("ranking needs query ids: pass qid=... (one per row) to fit, score and eval_set")
+            raise ValueError("score needs the query ids: pass qid=... (one per row); in a scikit-learn search or "
+                             "cross-validation, " + ROUTING_HELP)
         check_query_ids(qid)
         metric = self.eval_metric if isinstance(self.eval_metric, str) else self.eval_metric[0]
         return float(evaluate(y, self.predict(X), qid, [metric]).mean().iloc[0])

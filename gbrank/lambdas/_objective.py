@@ -219,6 +219,64 @@ class LambdaObjective:
             np.maximum(hess, self.hessian_floor, out=hess)
         return grad, hess
 
+    # -- the boosting libraries' calling conventions -------------------------------------
+    def __call__(self, preds_or_labels, data_or_preds, weight=None, group=None):
+        """The objective as the boosting libraries call a callable objective.
+
+        One callable for three conventions, told apart by the second argument:
+
+        - ``lightgbm.train({"objective": obj}, dataset)`` calls ``obj(preds, dataset)``:
+          groups from ``dataset.get_group()``, one weight per row;
+        - ``xgboost.train(params, dtrain, obj=obj)`` calls ``obj(predt, dtrain)``: groups
+          from ``dtrain.get_uint_info("group_ptr")``, one weight per query; returns
+          arrays of shape (n, 1);
+        - ``lightgbm.LGBMRanker(objective=obj)`` calls ``obj(y_true, y_pred, weight, group)``
+          (it passes ``group`` only because this method has exactly four parameters).
+
+        A scikit-learn wrapper that passes no groups (``XGBRegressor(objective=obj)``,
+        ``LGBMRegressor``) gets a ``TypeError`` naming the ways that work;
+        ``XGBRanker`` refuses every callable objective itself.
+        """
+        second = data_or_preds
+        if callable(getattr(second, "get_uint_info", None)):  # an xgboost.DMatrix
+            ptr = second.get_uint_info("group_ptr").astype(np.int64)
+            if len(ptr) < 2:
+                raise ValueError("the DMatrix has no query groups; build it with qid=... or call set_group(sizes)")
+            w = second.get_weight()
+            if len(w) and len(w) != len(ptr) - 1:
+                raise ValueError(f"the DMatrix has {len(w)} weights for {len(ptr) - 1} queries; XGBoost's ranking "
+                                 "weights are one per query (set_weight(query_weights)), not one per row")
+            grad, hess = self.gradients(preds_or_labels, second.get_label(), ptr, w if len(w) else None)
+            return grad.reshape(-1, 1), hess.reshape(-1, 1)
+        if callable(getattr(second, "get_group", None)) and callable(getattr(second, "get_label", None)):
+            sizes = second.get_group()  # a lightgbm.Dataset
+            if sizes is None:
+                raise ValueError("the lightgbm.Dataset has no query groups; build it with group=sizes "
+                                 "(rows per query, in order)")
+            return self.gradients(preds_or_labels, second.get_label(), _ptr(sizes, "the Dataset's group"),
+                                  second.get_weight())
+        if group is None:
+            raise TypeError(
+                f"{self!r} was called as ({type(preds_or_labels).__name__}, {type(second).__name__}) without "
+                "query groups, which is how a scikit-learn wrapper for regression calls a custom objective "
+                "(XGBRegressor, LGBMRegressor); a ranking objective needs the lists.  Use "
+                "lightgbm.train({'objective': obj, ...}, lgb.Dataset(X, y, group=sizes)), "
+                "lightgbm.LGBMRanker(objective=obj).fit(X, y, group=sizes), "
+                "xgboost.train(params, dtrain_with_qid, obj=obj) (XGBRanker takes no callable objective), "
+                "or gbrank.estimators.GBRanker(objective=obj)")
+        labels, preds = preds_or_labels, second  # LGBMRanker: (y_true, y_pred, weight, group)
+        return self.gradients(preds, labels, _ptr(group, "group"), weight)
+
+    def calc_ders_range(self, approxes, targets, weights):
+        """CatBoost's hook for a Python objective: refused with the way that works.  CatBoost
+        hands a custom objective no query ids (and ``CatBoostRanker`` takes only its own
+        losses), so a gbrank objective cannot train there."""
+        raise TypeError(
+            "CatBoost passes a Python objective no query groups, so a gbrank LambdaObjective cannot train "
+            "there; train it with LightGBM or XGBoost (GBRanker(objective=obj, backend='lightgbm'), "
+            "lightgbm.train, xgboost.train(obj=obj)) or use CatBoost's own ranking losses, e.g. "
+            "GBRanker('catboost:YetiRank', backend='catboost')")
+
     def _bounding_arrays(self, labels, ptr):
         """(bound code, scale, cdf, x0, x1) for the kernel, one entry (row) per list.
 
@@ -242,3 +300,13 @@ class LambdaObjective:
                           np.zeros(n_lists), one)
             cached = self._prepared = (labels.copy(), np.array(ptr, copy=True), arrays)
         return cached[2]
+
+
+def _ptr(sizes, name: str) -> np.ndarray:
+    """Query boundaries from group sizes (rows per query, in order)."""
+    raw = np.asarray(sizes)
+    if raw.ndim != 1 or raw.size == 0 or raw.dtype.kind not in "iuf" or (raw < 1).any() \
+            or (raw.dtype.kind == "f" and not np.all(raw == np.round(raw))):
+        raise ValueError(f"{name} must hold group sizes: positive whole numbers of rows per query, in order; "
+                         f"got {raw[:5]!r}")
+    return np.concatenate(([0], np.cumsum(raw.astype(np.int64))))

@@ -277,6 +277,13 @@ class MFRanker(TorchRanker):
         self.verbose = verbose
         self.distributed = distributed
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True  # X holds (user id, item id) pairs of any hashable ids
+        tags.input_tags.sparse = False
+        tags.target_tags.required = False  # y=None: every pair is a positive
+        return tags
+
     # ---- fit --------------------------------------------------------------------------
     def fit(self, X, y=None, *, items=None, eval_set=None):
         """Train on (user, item) interactions.

@@ -188,6 +188,13 @@ class NetRanker(TorchRanker):
         self.random_state = random_state
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False  # no missing-value rule: NaN and inf are refused
+        tags.input_tags.sparse = False
+        tags.target_tags.required = True  # graded labels, grouped by qid
+        return tags
+
     def _loss_options(self) -> dict:
         """``loss_params``, with ``relevance_threshold`` for the losses that binarise labels."""
         options = super()._loss_options()
