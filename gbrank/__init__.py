@@ -4,11 +4,16 @@
 sub-packages that use them, when those are first touched.
 """
 
+import logging as _logging
 from importlib import import_module as _import_module
 
 from ._version import __version__
 from .evaluation import EvaluationResult, beyond_accuracy, compare, evaluate, evaluate_run
 from .metrics import parse_metric
+
+# Library convention: messages go to the "gbrank" logger tree (one logger per sub-package,
+# "gbrank.bench", "gbrank.torch", ...); the application decides whether and where they show.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 # Heavy or optional parts, imported on first attribute access (PEP 562).
 _LAZY = {

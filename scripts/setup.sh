@@ -9,3 +9,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -c constraints.txt -e ".[lightgbm,xgboost-cpu,catboost,torch,dask,plot,bench,test,docs]"
+# compile the numba kernels into their on-disk cache now, not in the user's first fit
+.venv/bin/python scripts/warmup.py

@@ -287,8 +287,14 @@ def test_trained_on_gpu_loads_on_cpu(tmp_path, clustered_split):
     np.testing.assert_allclose(cpu.predict(sp.X_test), model.predict(sp.X_test), rtol=1e-3, atol=1e-4)
 
 
-def test_progress_bar_and_device_choice(capsys, clustered_split):
+def test_progress_bar_and_device_choice(capsys, monkeypatch, clustered_split):
+    from gbrank import _progress
+
     sp = clustered_split
+    # stderr captured (not a terminal): no bar even with verbose=1, so logs are not flooded
+    MFRanker(loss="bpr", epochs=2, verbose=1, random_state=0).fit(sp.X_train, sp.y_train)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(_progress, "can_show", lambda: True)  # as on a terminal
     MFRanker(loss="bpr", epochs=2, verbose=1, random_state=0).fit(sp.X_train, sp.y_train)
     assert "epochs" in capsys.readouterr().err
     MFRanker(loss="bpr", epochs=2, verbose=0, random_state=0).fit(sp.X_train, sp.y_train)

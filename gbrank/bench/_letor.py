@@ -22,26 +22,32 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import time
 from typing import Callable
 
 import numpy as np
 
+from .._progress import progress
 from . import _store
 from ._letor_plan import (CURVE_METRICS, REGISTRY, REPORT_METRICS, Contender, LetorPlan, contender_listing,
                           prepare_letor, select_contenders)
 from ._letor_run import fingerprint, load_cached, run_key, run_name, run_versions, train_task
 from ._pool import train_missing
 
+log = logging.getLogger("gbrank.bench")
+
 __all__ = ["run_letor", "prepare_letor", "contender_listing", "select_contenders", "REGISTRY", "REPORT_METRICS",
            "load_cached", "run_key"]
 
 
-def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
+def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> dict:
     """Train what is not cached yet, evaluate every run's test predictions and write the report.
-    Returns the report's summary (``write_report``'s return value)."""
-    from tqdm.auto import tqdm
+    Returns the report's summary (``write_report``'s return value).
 
+    Progress lines go to ``write`` (the CLI prints them), by default to the ``gbrank.bench``
+    logger at INFO level."""
+    write = write or log.info
     from ._letor_findings import write_findings
     from ._report import write_report
 
@@ -67,15 +73,17 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] = print) -> dict:
           + _store.retrain_notes(counts))
     t_start = time.perf_counter()
     trained = set()
-    bar = tqdm(total=len(tasks), unit="run", desc="training", disable=not tasks)
+    bar = progress(total=len(tasks), enabled=bool(tasks), unit="run", desc="training")
     with _numba_threads(plan.threads if jobs == 1 else None):
         for task, (rec, here) in train_missing(tasks, train_task, jobs=jobs):
             bar.update(1)
             if here:
                 trained.add(task[5])
-                bar.write(_line(rec))
+                line = _line(rec)
             else:
-                bar.write(f"{rec['fold']:>10s} {rec['contender']:40s} trained by another process")
+                line = f"{rec['fold']:>10s} {rec['contender']:40s} trained by another process"
+            # around a live bar, tqdm's own write keeps the bar whole
+            (write if bar.disable else bar.write)(line)
     bar.close()
     train_seconds = time.perf_counter() - t_start
 

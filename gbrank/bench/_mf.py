@@ -27,17 +27,21 @@ benchmark.
 
 from __future__ import annotations
 
+import logging
 import pathlib
 import time
 
 import pandas as pd
 
+from .._progress import progress
 from . import _store
 from ._mf_plan import MFPlan, prepare_mf
 from ._mf_report import write_reports
 from ._mf_run import arrays_frame, plan_dict, train_task
 
 __all__ = ["run_mf", "prepare_mf", "cached_run", "run_name", "run_versions"]
+
+log = logging.getLogger("gbrank.bench")
 
 
 def run_name(plan: MFPlan, nsr: int, seed: int, loss: str) -> str:
@@ -65,11 +69,13 @@ def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
     return (arrays_frame(run.arrays), run.record) if state == "ok" else None
 
 
-def run_mf(plan: MFPlan, write=print) -> dict:
+def run_mf(plan: MFPlan, write=None) -> dict:
     """Train and evaluate every (NSR, split, loss) of the plan (reusing cached runs), then write
-    the reports; returns ``{"per_query": DataFrame, "meta": [...], "summaries": {...}}``."""
-    from tqdm.auto import tqdm
+    the reports; returns ``{"per_query": DataFrame, "meta": [...], "summaries": {...}}``.
 
+    Progress lines go to ``write`` (the CLI prints them), by default to the ``gbrank.bench``
+    logger at INFO level."""
+    write = write or log.info
     from ._pool import train_missing
 
     out = pathlib.Path(plan.out)
@@ -100,7 +106,7 @@ def run_mf(plan: MFPlan, write=print) -> dict:
         todo = []
     start = time.perf_counter()
     if todo:
-        bar = tqdm(total=len(todo), desc="runs", unit="run")
+        bar = progress(total=len(todo), desc="runs", unit="run")
         shared = plan_dict(plan)
         tasks = [(shared, *run, str(store.folder), run_name(plan, *run), versions) for run in todo]
         # --jobs 1: in this process (its thread settings; the CLI sets them before torch loads)

@@ -270,7 +270,7 @@ def _metric_values(specs, scores, labels, keys, row_gains, row_judged, starts, n
             np.array([specs[i].code for i in own], dtype=np.int64),
             np.array([specs[i].k for i in own], dtype=np.int64),
             np.array([specs[i].p for i in own], dtype=np.float64),
-            threshold, ties, ap_divisor, top_gain,
+            float(threshold), int(ties), int(ap_divisor), float(top_gain),  # one cached specialisation
         )
     for i, s in enumerate(specs):
         if s.code == EXTERNAL:

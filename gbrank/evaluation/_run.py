@@ -156,8 +156,9 @@ def evaluate_run(
     keep = scored[run_q]
     keys = run_d.astype(np.float64)  # document ids in string order: trec_eval's tie-break, descending
     if depth is not None:  # the depth cut (-M) comes first, in trec_eval's order, then -J, as in trec_eval
-        order, starts = group_order(run_q, len(qid_names))
-        keep &= top_of_each_group(order, starts, score, keys, int(depth))
+        # fixed types (int64 codes, float64 C arrays, int depth): one cached specialisation each
+        order, starts = group_order(np.ascontiguousarray(run_q, dtype=np.int64), len(qid_names))
+        keep &= top_of_each_group(order, starts, np.ascontiguousarray(score, dtype=np.float64), keys, int(depth))
     if judged_only:
         keep &= row_judged
     ranked = np.flatnonzero(keep)
@@ -171,7 +172,7 @@ def evaluate_run(
 
     # per query: its ranked rows (in file order) first, then the others
     q_all = np.concatenate([run_q[ranked], qrels_q[extra]])
-    order, starts_all = group_order(q_all, len(qid_names))
+    order, starts_all = group_order(np.ascontiguousarray(q_all, dtype=np.int64), len(qid_names))
     labels = np.concatenate([row_label[ranked], grade[extra]])[order]
     judged = np.concatenate([row_judged[ranked].astype(np.float64), np.ones(len(extra))])[order]
     scores = np.concatenate([score[ranked], np.zeros(len(extra))])[order]

@@ -181,8 +181,9 @@ def _data_line(data: bytes, row: int) -> int:
 
 
 def _no_duplicates(table: pd.DataFrame, what: str, source: str, where) -> None:
-    q = table["qid"].cat.codes.to_numpy()
-    d = table["docid"].cat.codes.to_numpy()
+    # int64 whatever width pandas chose for the codes: one compiled (and cached) specialisation
+    q = table["qid"].cat.codes.to_numpy(dtype=np.int64)
+    d = table["docid"].cat.codes.to_numpy(dtype=np.int64)
     first = int(first_duplicate(q, d, len(table["qid"].cat.categories))) if len(q) else -1
     if first >= 0:
         raise ValueError(

@@ -202,8 +202,10 @@ class MFRanker(TorchRanker):
     random_state : int or None
         Seed of everything random in ``fit`` (split, negatives, initialisation, k-OS/WARP
         draws); on the CPU a seed gives identical models.
-    verbose : int, default 1
-        0 hides the progress bar.
+    verbose : int, default 0
+        1 shows a progress bar over the epochs (on a terminal or in a notebook only; never in
+        a log file), 0 (default) is quiet; each epoch is also logged at DEBUG on the
+        ``gbrank.torch`` logger.
     distributed : bool, default False
         Train as one process of a ``torch.distributed`` group with DistributedDataParallel
         (under ``torchrun``, or through :func:`fit_distributed`): each step's users are
@@ -251,7 +253,7 @@ class MFRanker(TorchRanker):
                  eval_protocol: str = "sampled", validation_size: float = 0.1, early_stopping: int | None = None,
                  resample_negatives: bool = True, relevance_threshold: float = 1.0, min_positives: int = 1,
                  loss_params: dict | None = None, init_std: float = 0.1, device: str = "auto",
-                 random_state: int | None = None, verbose: int = 1, bounding: str | None = None,
+                 random_state: int | None = None, verbose: int = 0, bounding: str | None = None,
                  distributed: bool = False):
         self.loss = loss
         self.bounding = bounding

@@ -168,7 +168,7 @@ class NetRanker(TorchRanker):
                  epochs: int = 100, batch_size: int = 32, eval_every: int = 1, eval_metric: str | None = None,
                  validation_size: float = 0.2, early_stopping: int | None = None, relevance_threshold: float = 1.0,
                  loss_params: dict | None = None, device: str = "auto", random_state: int | None = None,
-                 verbose: int = 1, bounding: str | None = None):
+                 verbose: int = 0, bounding: str | None = None):
         self.loss = loss
         self.bounding = bounding
         self.hidden = hidden

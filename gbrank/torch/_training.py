@@ -10,6 +10,7 @@ model-selection metric (or ``None`` without validation data).
 from __future__ import annotations
 
 import copy
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -18,9 +19,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .._progress import progress
 from ._distributed import ONE_PROCESS
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+
+log = logging.getLogger("gbrank.torch")
 
 
 @dataclass
@@ -119,15 +123,14 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
     the processes of a DDP run (``gbrank.torch._distributed``): the steps run on a
     ``DistributedDataParallel`` wrapper of ``module``, validation on rank 0 only.
     """
-    from tqdm.auto import tqdm
-
     optimizer = OPTIMIZERS[config.optimizer](module.parameters(), lr=config.learning_rate,
                                              weight_decay=config.weight_decay)
     model = replicas.wrap(module)
     generator = replicas.loss_generator(generator, loss)
     history, best_state, best_epoch, best_score, stale = [], None, config.epochs, None, 0
     sign = 1.0 if config.higher_is_better else -1.0
-    bar = tqdm(range(1, config.epochs + 1), disable=not config.verbose or replicas.rank != 0, desc="epochs", leave=False)
+    bar = progress(range(1, config.epochs + 1), enabled=bool(config.verbose) and replicas.rank == 0, desc="epochs",
+                   leave=False)
     for epoch in bar:
         start = time.perf_counter()
         mean_loss, _ = train_epoch(model, task, loss, optimizer, device, generator, rng, config.max_pairs, replicas)
@@ -146,6 +149,9 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
                     stale += 1
                 bar.set_postfix({"loss": f"{mean_loss:.4g}", metric_name: f"{score:.4f}"})
         history.append(row)
+        if replicas.rank == 0:
+            log.debug("epoch %d: loss %.6g%s (%.2f s)", epoch, mean_loss,
+                      f", {metric_name} {row[metric_name]:.4f}" if metric_name in row else "", row["seconds"])
         if config.early_stopping is not None and stale >= config.early_stopping:
             break
     bar.close()
