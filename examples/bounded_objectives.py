@@ -15,20 +15,19 @@ the per-query difference to the unbounded objective against the number of releva
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import gbrank  # noqa: E402
 from gbrank.datasets import make_letor  # noqa: E402
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run, save_figure  # noqa: E402
+
 FIGURES = ["bounded_objectives.png"]
 BASE = "nrbp@0.95"
 
@@ -59,18 +58,8 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
     ax.set_ylabel(f"mean nRBP@0.95 difference to {BASE}")
     ax.legend(fontsize=8)
     ax.set_title("Bounded minus unbounded objective, per query size")
-    fig.savefig(out / "bounded_objectives.png", dpi=100)
-    plt.close(fig)
-    print(f"\nwrote {out / 'bounded_objectives.png'}")
-
-
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
+    save_figure(fig, out, "bounded_objectives.png")
 
 
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

@@ -16,7 +16,6 @@ docs/gallery/choose_objective.png; a diagonal that wins says "optimise what you 
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import matplotlib
@@ -29,7 +28,8 @@ import pandas as pd  # noqa: E402
 import gbrank  # noqa: E402
 from gbrank.datasets import load_example, make_letor  # noqa: E402
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run, save_figure  # noqa: E402
+
 FIGURES = ["choose_objective.png"]
 OBJECTIVES = ["ndcg", "ap", "rr", "nrbp@0.95"]
 METRICS = ["ndcg@10", "ap", "rr", "nrbp@0.95"]
@@ -72,19 +72,8 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY, synthetic: bool = Fal
     ax.set_ylabel("test mean")
     ax.legend(fontsize=8, ncol=2)
     ax.set_title("One GBRanker per objective, evaluated on every metric")
-    fig.savefig(out / "choose_objective.png", dpi=100)
-    plt.close(fig)
-    print(f"\nwrote {out / 'choose_objective.png'}")
-
-
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--synthetic", action="store_true", help="seeded make_letor data instead")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out, synthetic=args.synthetic)
+    save_figure(fig, out, "choose_objective.png")
 
 
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__, flags={"synthetic": "seeded make_letor data instead"})

@@ -15,7 +15,6 @@ docs/gallery/compare_systems.png (means with 95 % intervals; differences to the 
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import matplotlib
@@ -26,7 +25,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import gbrank  # noqa: E402
 from gbrank.datasets import make_letor  # noqa: E402
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run, save_figure  # noqa: E402
+
 FIGURES = ["compare_systems.png"]
 METRICS = ["ndcg@10", "ap"]
 
@@ -67,18 +67,8 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
     for ax in axes:
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    fig.savefig(out / "compare_systems.png", dpi=100)
-    plt.close(fig)
-    print(f"\nwrote {out / 'compare_systems.png'}")
-
-
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
+    save_figure(fig, out, "compare_systems.png")
 
 
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

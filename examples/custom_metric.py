@@ -21,7 +21,6 @@ stopping chose, and the test means.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import numpy as np
@@ -31,7 +30,8 @@ import gbrank
 from gbrank.datasets import make_letor
 from gbrank.metrics import EXTERNAL, METRICS, Metric, register
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run
+
 FIGURES: list[str] = []  # draws nothing
 
 
@@ -75,13 +75,5 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
           .round(4).to_dict())
 
 
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

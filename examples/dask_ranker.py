@@ -17,18 +17,17 @@ differ from one machine's).
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import dask.array as da
-import numpy as np
 from distributed import Client, LocalCluster
 
 import gbrank
 from gbrank.dask import DaskGBRanker
 from gbrank.datasets import make_letor
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run
+
 FIGURES: list[str] = []  # draws nothing
 METRICS = ["ndcg@10", "nrbp@0.95"]
 
@@ -52,13 +51,5 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
         print(f"{name:17s}" + "  ".join(f"{m} {mean[m]:.4f}" for m in METRICS))
 
 
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

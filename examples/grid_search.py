@@ -15,7 +15,6 @@ score of the refitted best model.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import numpy as np
@@ -26,7 +25,8 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 import gbrank
 from gbrank.datasets import make_letor
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run
+
 FIGURES: list[str] = []  # draws nothing
 
 
@@ -47,13 +47,5 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
     print(f"held-out nDCG@10 of the refitted best model: {held_out:.4f} on {len(np.unique(qid[test]))} queries")
 
 
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

@@ -16,7 +16,6 @@ docs/gallery/mf_movielens.png, the validation metric per epoch of each loss.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import matplotlib
@@ -28,7 +27,8 @@ import pandas as pd  # noqa: E402
 
 import gbrank.torch as gt  # noqa: E402
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run, save_figure  # noqa: E402
+
 FIGURES = ["mf_movielens.png"]
 LOSSES = ["listwise_ndcg", "listwise_ap", "listwise_nrbp"]
 METRICS = ["ndcg", "ap", "rr", "nrbp@0.95"]
@@ -83,18 +83,8 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
     ax.set_title(f"MFRanker on {source}")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.savefig(out / "mf_movielens.png", dpi=100)
-    plt.close(fig)
-    print(f"\nwrote {out / 'mf_movielens.png'}")
-
-
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
+    save_figure(fig, out, "mf_movielens.png")
 
 
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

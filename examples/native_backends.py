@@ -15,7 +15,6 @@ and the final test means of the two boosters, which should be close.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import lightgbm as lgb
@@ -26,7 +25,8 @@ import gbrank
 from gbrank.backends import LightGBMMetric, LightGBMObjective, XGBoostMetric, XGBoostObjective
 from gbrank.datasets import load_example
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run
+
 FIGURES: list[str] = []  # draws nothing
 METRICS = ["ndcg@10", "nrbp@0.95"]
 
@@ -67,13 +67,5 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
         print(f"  {name:9s}" + "  ".join(f"{m} {result[m]:.4f}" for m in METRICS))
 
 
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

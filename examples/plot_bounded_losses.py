@@ -25,7 +25,6 @@ x axes show loss / R (n - R) so that the three curves can be told apart.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import matplotlib
@@ -35,6 +34,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gbrank import bounds  # noqa: E402
+
+from _gallery import run  # noqa: E402
 
 METRICS = {"ndcg": {}, "ap": {}, "rr": {}, "nrbp": {"p": 0.95}, "nrbp_loss": {}}
 TITLES = {"ndcg": "nDCG", "ap": "AP", "rr": "RR", "nrbp": "nRBP (p = 0.95)", "nrbp_loss": "nRBP loss (Eq 19)"}
@@ -140,13 +141,5 @@ def main(quick: bool = False, out: pathlib.Path = FIGURE_DIR) -> None:
     print(f"wrote {', '.join(FIGURES)} to {out}")
 
 
-def cli(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer list sizes in the first figure")
-    ap.add_argument("--out", type=pathlib.Path, default=FIGURE_DIR)
-    args = ap.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__, out=FIGURE_DIR, quick_help="fewer list sizes in the first figure")

@@ -13,13 +13,13 @@ and the per-query table, where the spread behind each mean shows.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import gbrank
 from gbrank.datasets import load_example
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run
+
 FIGURES: list[str] = []  # draws nothing
 
 
@@ -35,13 +35,5 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
     print(result.per_query.head().round(4).to_string())
 
 
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few seconds: fewer rounds")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__, quick_help="a few seconds: fewer rounds")

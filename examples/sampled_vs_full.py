@@ -15,7 +15,6 @@ better loss under "sampled" is also the better one under "full".
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
@@ -30,7 +29,8 @@ import gbrank.torch as gt  # noqa: E402
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from mf_movielens import synthetic_ratings  # noqa: E402
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run, save_figure  # noqa: E402
+
 FIGURES = ["sampled_vs_full.png"]
 METRICS = ["ndcg", "ap", "rr"]
 
@@ -59,18 +59,8 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
         ax.set_title(metric)
         ax.set_xlabel("")
     fig.suptitle("The same models under the sampled and the full-catalogue protocol")
-    fig.savefig(out / "sampled_vs_full.png", dpi=100)
-    plt.close(fig)
-    print(f"\nwrote {out / 'sampled_vs_full.png'}")
-
-
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
+    save_figure(fig, out, "sampled_vs_full.png")
 
 
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

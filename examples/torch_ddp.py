@@ -16,7 +16,6 @@ one-process model (float rounding only), and the two models' test means.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
@@ -27,7 +26,8 @@ import gbrank.torch as gt
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from mf_movielens import synthetic_ratings  # noqa: E402
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run  # noqa: E402
+
 FIGURES: list[str] = []  # draws nothing
 
 
@@ -46,13 +46,5 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
         print(f"{name:12s}", gt.evaluate_recommender(m, split, metrics=["ndcg", "ap"]).mean().round(4).to_dict())
 
 
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)

@@ -17,7 +17,6 @@ trec_eval's order, and the paired comparison of the two runs.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import subprocess
 import sys
@@ -27,7 +26,8 @@ import numpy as np
 
 import gbrank
 
-GALLERY = pathlib.Path(__file__).resolve().parents[1] / "docs" / "gallery"
+from _gallery import GALLERY, run
+
 FIGURES: list[str] = []  # draws nothing
 
 
@@ -38,10 +38,10 @@ def write_files(folder: pathlib.Path, n_queries: int, rng) -> tuple[pathlib.Path
         grades = rng.choice([0, 0, 0, 1, 2], size=30)
         for d, g in enumerate(grades):
             qrels.append(f"q{q} 0 d{d} {g}")
-        for run, noise in ((run_a, 1.0), (run_b, 1.5)):
+        for lines_of_run, noise in ((run_a, 1.0), (run_b, 1.5)):
             scores = np.round(grades + rng.normal(0, noise, size=30), 1)
             for rank, d in enumerate(np.argsort(-scores)[:20], start=1):  # top 20 retrieved
-                run.append(f"q{q} Q0 d{d} {rank} {scores[d]:.1f} run")
+                lines_of_run.append(f"q{q} Q0 d{d} {rank} {scores[d]:.1f} run")
     paths = folder / "qrels.txt", folder / "a.run", folder / "b.run"
     for path, lines in zip(paths, (qrels, run_a, run_b)):
         path.write_text("\n".join(lines) + "\n")
@@ -69,13 +69,5 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
         print(gbrank.compare(trec, other).round(4).to_string())
 
 
-def cli(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="run in a few seconds (smaller settings)")
-    parser.add_argument("--out", type=pathlib.Path, default=GALLERY, help="folder of the figures")
-    args = parser.parse_args(argv)
-    main(quick=args.quick, out=args.out)
-
-
 if __name__ == "__main__":
-    cli()
+    run(main, __doc__)
