@@ -50,21 +50,21 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def _decode_check(data: bytes, path, what: str, example: str) -> None:
-    """Refuse text that is not UTF-8, naming the line."""
+def _decode(data: bytes, path, what: str, example: str) -> str:
+    """The file's text; refuses text that is not UTF-8, naming the line."""
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"the {what} file {str(path)!r} is not UTF-8 text (byte {data[exc.start]:#04x} on line "
                          f"{_line_of(data, exc.start)}); expected lines like {example!r}") from None
 
 
-def _slow_parse(data: bytes, path, what: str, n_fields: int, extra_ok: bool, example: str):
+def _slow_parse(text: str, path, what: str, n_fields: int, extra_ok: bool, example: str):
     """Line by line, for files with comments, extra fields or errors: the columns as lists and
     each kept row's line number."""
     columns = [[] for _ in range(n_fields)]
     lines = []
-    for number, raw in enumerate(data.decode("utf-8").split("\n"), start=1):
+    for number, raw in enumerate(text.split("\n"), start=1):
         fields = raw.split()
         if not fields or fields[0].startswith("#"):
             continue
@@ -90,8 +90,7 @@ def _read_trec(path, what: str, n_fields: int, keep: tuple[int, int, int], names
     comments = b"#" in data and _COMMENT.search(data) is not None
     if not comments:
         table = _read_arrow(data, n_fields, keep)  # pyarrow checks that the text is UTF-8
-    if table is None:
-        _decode_check(data, path, what, example)
+    text = None if table is not None else _decode(data, path, what, example)
     if table is None and not comments:
         try:
             last = n_fields - 1  # read too, so that a short line shows
@@ -107,19 +106,15 @@ def _read_trec(path, what: str, n_fields: int, keep: tuple[int, int, int], names
             if width < n_fields or (width > n_fields and not extra_ok):
                 table = None
     if table is None:  # the slow path finds the line, or handles comments and extra fields
-        columns, lines = _slow_parse(data, path, what, n_fields, extra_ok, example)
+        columns, lines = _slow_parse(text, path, what, n_fields, extra_ok, example)
         table = pd.DataFrame({keep[0]: pd.Categorical(columns[keep[0]]), keep[1]: pd.Categorical(columns[keep[1]]),
                               keep[2]: columns[keep[2]]})
     else:
-        lines = None
+        lines = None  # both readers refuse a short line (pandas: the last field is read too)
     table.columns = list(names)
     for col in names[:2]:  # ids are strings, even when they look like numbers ("01" is not "1")
         if not isinstance(table[col].dtype, pd.CategoricalDtype):
             table[col] = table[col].astype("category")
-    if lines is None and table[names[2]].dtype != np.float64 and (table[names[2]] == "").any():  # a short line: let the slow path name it
-        columns, lines = _slow_parse(data, path, what, n_fields, extra_ok, example)
-        table = pd.DataFrame({names[0]: pd.Categorical(columns[keep[0]]), names[1]: pd.Categorical(columns[keep[1]]),
-                              names[2]: columns[keep[2]]})
     column = table[names[2]]
     values = column.to_numpy(dtype=np.float64) if column.dtype == np.float64 else \
         pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
