@@ -138,9 +138,10 @@ def evaluate_run(
 
     # the judgement of each run row
     by_key = np.argsort(qrels_key, kind="stable")
-    pos = np.searchsorted(qrels_key[by_key], run_key)
+    sorted_keys = qrels_key[by_key]
+    pos = np.searchsorted(sorted_keys, run_key)
     pos_ok = np.minimum(pos, max(len(qrels_key) - 1, 0))
-    found = (pos < len(qrels_key)) & (qrels_key[by_key][pos_ok] == run_key) if len(qrels_key) else \
+    found = (pos < len(qrels_key)) & (sorted_keys[pos_ok] == run_key) if len(qrels_key) else \
         np.zeros(len(run_key), dtype=bool)
     row_grade = np.where(found, grade[by_key][pos_ok] if len(qrels_key) else 0.0, 0.0)
     row_judged = found & (row_grade >= 0)

@@ -25,7 +25,6 @@ from numba import njit, prange
 
 from ..bounds import grid_interp
 from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, prepare, rr_delta
-from ..metrics import gain
 from ._stack import STACK_DOUBLES, stack_copy
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
@@ -351,8 +350,6 @@ def _all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_nor
     n = scores.shape[0]
     grad = np.empty(n)
     hess = np.empty(n)
-    if form == CASCADE and p <= 0.0:  # ERR's scale: the largest label of the data is the top grade
-        p = gain(labels.max(), gain_code) if n else 0.0
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
         list_gradients(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,

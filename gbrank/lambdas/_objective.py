@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_labels, check_number
-from ..metrics import GAINS, check_bounding, merge_param, parse, with_delta
+from ..metrics import GAINS, METRICS, check_bounding, merge_param, parse, with_delta
 from ._deltas import delta_codes
 from ._kernel import BOUND_DIST, BOUND_LINEAR, BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
 
@@ -199,7 +199,7 @@ class LambdaObjective:
         ptr = check_group_ptr(group_ptr, len(s))
         bound_code, scale, cdf, x0, x1 = self._bounding_arrays(y, ptr)
         grad, hess = all_gradients(
-            s, y, ptr, *delta_codes(self.metric), self.p or 0.0, self.sigma, self.truncation or 0,
+            s, y, ptr, *delta_codes(self.metric), self.kernel_parameter(y), self.sigma, self.truncation or 0,
             self.score_normalization, self.score_normalization_eps, self.list_normalization,
             HESSIANS[self.hessian], self.sigmoid_table, GAINS[self.gain], self.relevance_threshold,
             bound_code, scale, cdf, x0, x1,
@@ -276,6 +276,14 @@ class LambdaObjective:
             "there; train it with LightGBM or XGBoost (GBRanker(objective=obj, backend='lightgbm'), "
             "lightgbm.train, xgboost.train(obj=obj)) or use CatBoost's own ranking losses, e.g. "
             "GBRanker('catboost:YetiRank', backend='catboost')")
+
+    def kernel_parameter(self, labels: np.ndarray) -> float:
+        """The metric parameter the kernels take: nRBP's persistence p, or for a metric on the
+        top grade of the scale (ERR) the gain of that grade, the largest of ``labels``."""
+        if METRICS[self.metric].top_grade:
+            top = float(labels.max()) if len(labels) else 0.0
+            return 2.0**top - 1.0 if self.gain == "exp" else top
+        return self.p or 0.0
 
     def _bounding_arrays(self, labels, ptr):
         """(bound code, scale, cdf, x0, x1) for the kernel, one entry (row) per list.

@@ -7,8 +7,7 @@ from numba import njit
 
 from .._validation import as_1d_float
 from ..metrics import GAINS
-from ..metrics import gain
-from ._deltas import CASCADE, N_ROWS, delta, delta_codes, list_value, prepare
+from ._deltas import N_ROWS, delta, delta_codes, list_value, prepare
 from ._kernel import BOUND_DIST, BOUND_LINEAR, distribution_delta, distribution_setup
 from ._objective import LambdaObjective
 
@@ -19,8 +18,6 @@ def _swap_matrix(scores, labels, metric, form, p, trunc, gain_code, threshold, b
     out = np.zeros((n, n))
     order = np.argsort(-scores, kind="mergesort")
     lab = labels[order]
-    if form == CASCADE and p <= 0.0:  # ERR's scale: the largest label is the top grade
-        p = gain(labels.max(), gain_code)
     aux = np.empty((N_ROWS, n))
     norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
     if bound_code == BOUND_LINEAR:
@@ -71,6 +68,6 @@ def swap_deltas(metric, scores, labels, *, p=None, truncation=None, relevance_th
     metric_code, form = delta_codes(obj.metric)
     # fixed Python types (relevance_threshold 1 or 1.0 alike): one cached specialisation
     s, y = (np.require(a, requirements=["C", "W"]) for a in (s, y))  # read-only input compiles apart
-    return _swap_matrix(s, y, int(metric_code), int(form), float(obj.p or 0.0), int(obj.truncation or 0),
+    return _swap_matrix(s, y, int(metric_code), int(form), float(obj.kernel_parameter(y)), int(obj.truncation or 0),
                         int(GAINS[obj.gain]), float(obj.relevance_threshold), int(code), float(scale[0]),
                         np.ascontiguousarray(cdf[0], dtype=np.float64), float(x0[0]), float(x1[0]))
