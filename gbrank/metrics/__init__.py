@@ -70,7 +70,7 @@ __all__ = [
     "merge_param", "check_persistence", "check_bounding", "with_delta", "with_bounds", "with_listwise",
     "BOUNDINGS", "DELTA_FORMS", "PARADIGMS", "EXTERNAL", "KERNEL_CODES",
     # conventions
-    "TIES", "GAINS", "AP_DIVISORS",
+    "TIES", "TIES_KEY", "GAINS", "AP_DIVISORS",
     # kernels (numba, one list in rank order, tie groups ``groups``)
     "gain", "discount", "dcg", "ideal_dcg", "dcg_over_ideal", "average_precision", "reciprocal_rank",
     "rbp", "nrbp", "mean_rank", "nrbp_loss", "metric_value", "expectation", "rank_order", "ranked_values",

@@ -31,7 +31,7 @@ import torch
 
 import gbrank.bounds as _bounds
 
-from ..metrics import BOUNDINGS, METRICS, check_bounding, with_listwise  # noqa: F401 (BOUNDINGS: re-exported)
+from ..metrics import METRICS, check_bounding, with_listwise
 from ._ranks import check_batch
 
 #: listwise loss name -> the metric it smooths, whose bounds it uses (the record's ``listwise`` field)
