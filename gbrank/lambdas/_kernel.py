@@ -326,12 +326,24 @@ def all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm
     """:func:`_all_gradients` with every argument cast to the one type its compiled
     specialisation takes (float64 C-contiguous arrays, int64 boundaries, Python floats, ints
     and bools), so that numba's on-disk cache, warmed once, is hit whatever the caller passed
-    (``relevance_threshold=1`` or ``1.0``, int32 query boundaries, read-only arrays)."""
+    (``relevance_threshold=1`` or ``1.0``, int32 query boundaries, read-only arrays).
+
+    XGBoost's hessian with sigma = 1 is exactly twice LightGBM's (2 |dM| q against
+    sigma**2 |dM| q, the gradient the same), so it is computed as LightGBM's and doubled:
+    the pair loops compile their vectorised specialisations for LightGBM's hessian only
+    (3-4x faster per call at top-32 pairs, ``docs/speed.md``).  Doubling is exact in
+    floating point; ``tests/test_objective_calls.py`` checks the two ways agree."""
     f64 = _c_float64
-    return _all_gradients(f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric),
-                          int(form), float(p), float(sigma), int(trunc), bool(score_norm), float(eps),
-                          bool(list_norm), int(hess_mode), bool(table), int(gain_code), float(threshold),
-                          int(bound_code), f64(scale), f64(cdf), f64(x0), f64(x1))
+    sigma, hess_mode = float(sigma), int(hess_mode)
+    double_hess = hess_mode == HESS_XGBOOST and sigma == 1.0
+    grad, hess = _all_gradients(f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric),
+                                int(form), float(p), sigma, int(trunc), bool(score_norm), float(eps),
+                                bool(list_norm), HESS_LIGHTGBM if double_hess else hess_mode, bool(table),
+                                int(gain_code), float(threshold), int(bound_code), f64(scale), f64(cdf), f64(x0),
+                                f64(x1))
+    if double_hess:
+        hess *= 2.0
+    return grad, hess
 
 
 def _c_float64(a) -> np.ndarray:

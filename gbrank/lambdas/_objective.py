@@ -8,9 +8,11 @@ from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr
 from ..metrics import GAINS, METRICS, check_bounding, merge_param, parse, with_delta
 from ._deltas import delta_codes
 from ._kernel import BOUND_DIST, BOUND_LINEAR, BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
+from ._pairweights import PAIR_METHODS, WEIGHTINGS, weighted_gradients
 
 HESSIANS = {"lightgbm": HESS_LIGHTGBM, "xgboost": HESS_XGBOOST}
 LIGHTGBM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
+DEFAULT_MU = 10.0  # NDCG-Loss2++'s weight of delta_ij (allRank's default; tune it)
 
 
 def parse_objective_metric(metric: str, p=None, truncation=None, bounding=None):
@@ -87,6 +89,50 @@ class LambdaObjective:
         and M its current value.  Also written as a suffix: ``"nrbp@0.95+minmax"``.
         Lists that cannot be bounded (max = min, E = 0, no relevant item) get zero
         weight.  Bounds are prepared once per label set (cached per list shape).
+    weighting : {"delta", "ndcg_loss2", "ndcg_loss2++"}, default "delta"
+        The pair weight.  "delta": |dM_ij| (above).  The LambdaLoss weights of nDCG
+        (Wang et al., "The LambdaLoss Framework for Ranking Metric Optimization", CIKM
+        2018; the same weights as TF-Ranking's ``DCGLambdaWeight`` "u" and "v" terms and
+        allRank's ``ndcgLoss2_scheme`` / ``ndcgLoss2PP_scheme``), for a pair at current ranks
+        r_i, r_j (1-based) with gains G and D(x) = log2(1 + x)::
+
+            ndcg_loss2    |G_i - G_j| delta_ij / IDCG
+            ndcg_loss2++  |G_i - G_j| (rho_ij + mu delta_ij) / IDCG
+            delta_ij = |1/D(|r_i - r_j|) - 1/D(|r_i - r_j| + 1)|,   rho_ij = |1/D(r_i) - 1/D(r_j)|
+
+        (rho_ij |G_i - G_j| / IDCG is |dnDCG_ij|, the "delta" weight.)  nDCG only, without
+        ``bounding``; truncation (top-k pairs, IDCG@k) and the normalisations apply as for
+        "delta".  gbrank does not multiply by the list size as TF-Ranking does.
+    mu : float, default 10.0
+        Weight of delta_ij in "ndcg_loss2++" (only there: another weighting with a mu other
+        than the default raises).
+    stochastic : int, default 0
+        YetiRank-style stochastic pair weights (Gulin, Kuralenok, Pavlov 2011): for each of
+        ``stochastic`` samples every score gets logistic noise log(u / (1 - u)), u ~ U(0, 1),
+        the list is ranked by the perturbed scores, and each pair's weight is its |dM| (or
+        LambdaLoss weight) at its *perturbed* ranks; the pair weight is the mean over the
+        samples.  rho and the hessian use the unperturbed score difference; the pairs are
+        those of the unperturbed ranking (top ``truncation``).  Any metric; linear bounding
+        maps apply, the distribution map does not.  0: off.  Costs about ``stochastic``
+        times the plain call (one sort and one pass over the pairs per sample).
+    pair_method : {"topk", "mean"}, default "topk"
+        "topk": every pair with a member in the current top ``truncation`` (all pairs when
+        None).  "mean": XGBoost's ``lambdarank_pair_method="mean"``: each item draws
+        ``pairs_per_doc`` partners uniformly among the items of its list with a different
+        label; each drawn pair has its usual weight (any metric and weighting), nDCG's IDCG
+        is the whole list's, and ``list_normalization`` multiplies g and h by
+        1 / ``pairs_per_doc`` (XGBoost's normalisation for "mean").  No ``truncation``.
+    pairs_per_doc : int, default 1
+        Partners drawn per item with "mean" (XGBoost ``lambdarank_num_pair_per_sample``).
+    random_state : int or None
+        Seed of the draws of ``stochastic`` and "mean".  The draws of a call are a function of
+        (random_state, the bits of all the call's scores, the list's index): each boosting
+        round has new scores and so new draws, the same objective with the same seed gives
+        the same gradients over the rounds, whatever the number of threads, and there is no
+        hidden counter, so a copy (``lightgbm.train`` deep-copies its params), a pickle or a
+        second fit draws exactly what the original would.  Two calls with identical scores
+        draw the same.  None: fresh operating-system entropy on every call (not
+        reproducible).  Ignored when nothing is drawn.
 
     Examples
     --------
@@ -98,7 +144,9 @@ class LambdaObjective:
 
     def __init__(self, metric="ndcg", p=None, sigma=1.0, truncation=None, score_normalization=False,
                  list_normalization=False, hessian="lightgbm", relevance_threshold=1, gain="exp",
-                 score_normalization_eps=0.01, sigmoid_table=False, hessian_floor=0.0, bounding=None):
+                 score_normalization_eps=0.01, sigmoid_table=False, hessian_floor=0.0, bounding=None,
+                 weighting="delta", mu=DEFAULT_MU, stochastic=0, pair_method="topk", pairs_per_doc=1,
+                 random_state=None):
         self.metric, self.p, self.truncation, self.bounding = parse_objective_metric(
             metric, p, truncation, bounding)
         self._prepared = None
@@ -113,6 +161,9 @@ class LambdaObjective:
         self.score_normalization_eps = check_number(score_normalization_eps, "score_normalization_eps")
         self.sigmoid_table = check_bool(sigmoid_table, "sigmoid_table")
         self.hessian_floor = check_number(hessian_floor, "hessian_floor", low_inclusive=True)
+        self.weighting, self.mu, self.stochastic, self.pair_method, self.pairs_per_doc, self.random_state = \
+            _check_pair_options(self.metric, self.truncation, self.bounding, weighting, mu, stochastic,
+                                pair_method, pairs_per_doc, random_state)
 
     @classmethod
     def like_lightgbm(cls, truncation: int = 30, sigma: float = 1.0) -> "LambdaObjective":
@@ -131,11 +182,24 @@ class LambdaObjective:
         return cls(metric, truncation=truncation, score_normalization=True, list_normalization=True,
                    hessian="xgboost")
 
+    @classmethod
+    def like_xgboost_mean(cls, metric: str = "ndcg", pairs_per_doc: int = 1, random_state=None) -> "LambdaObjective":
+        """dnDCG or dAP configured as XGBoost's ``rank:ndcg`` / ``rank:map`` with
+        ``lambdarank_pair_method="mean"`` and ``lambdarank_num_pair_per_sample=pairs_per_doc``
+        (both normalisations).  The draws differ from XGBoost's; lists where every item has
+        a single partner of another label (two items of different labels) or none get the
+        same gradients."""
+        if metric not in ("ndcg", "ap"):
+            raise ValueError(f"XGBoost's built-in lambda objectives are 'ndcg' and 'ap', got {metric!r}")
+        return cls(metric, score_normalization=True, list_normalization=True, hessian="xgboost",
+                   pair_method="mean", pairs_per_doc=pairs_per_doc, random_state=random_state)
+
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in (
             "metric", "p", "sigma", "truncation", "score_normalization", "list_normalization",
             "hessian", "relevance_threshold", "gain", "score_normalization_eps", "sigmoid_table",
-            "hessian_floor", "bounding")}
+            "hessian_floor", "bounding", "weighting", "mu", "stochastic", "pair_method", "pairs_per_doc",
+            "random_state")}
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -198,12 +262,21 @@ class LambdaObjective:
             raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")
         ptr = check_group_ptr(group_ptr, len(s))
         bound_code, scale, cdf, x0, x1 = self._bounding_arrays(y, ptr)
-        grad, hess = all_gradients(
-            s, y, ptr, *delta_codes(self.metric), self.kernel_parameter(y), self.sigma, self.truncation or 0,
-            self.score_normalization, self.score_normalization_eps, self.list_normalization,
-            HESSIANS[self.hessian], self.sigmoid_table, GAINS[self.gain], self.relevance_threshold,
-            bound_code, scale, cdf, x0, x1,
-        )
+        if self.weighting == "delta" and self.stochastic == 0 and self.pair_method == "topk":
+            grad, hess = all_gradients(
+                s, y, ptr, *delta_codes(self.metric), self.kernel_parameter(y), self.sigma, self.truncation or 0,
+                self.score_normalization, self.score_normalization_eps, self.list_normalization,
+                HESSIANS[self.hessian], self.sigmoid_table, GAINS[self.gain], self.relevance_threshold,
+                bound_code, scale, cdf, x0, x1,
+            )
+        else:  # scale: 1, or the linear bounding map's (the options refuse the distribution map)
+            grad, hess = weighted_gradients(
+                s, y, ptr, *delta_codes(self.metric), self.kernel_parameter(y), self.sigma, self.truncation or 0,
+                self.score_normalization, self.score_normalization_eps, self.list_normalization,
+                HESSIANS[self.hessian], self.sigmoid_table, GAINS[self.gain], self.relevance_threshold, scale,
+                WEIGHTINGS[self.weighting], self.mu, self.stochastic, PAIR_METHODS[self.pair_method],
+                self.pairs_per_doc, self._draw_seed(),
+            )
         if weights is not None:
             w = as_1d_float(weights, "weights")
             if len(w) == len(ptr) - 1 and len(w) != len(s):
@@ -277,6 +350,12 @@ class LambdaObjective:
             "lightgbm.train, xgboost.train(obj=obj)) or use CatBoost's own ranking losses, e.g. "
             "GBRanker('catboost:YetiRank', backend='catboost')")
 
+    def _draw_seed(self) -> int:
+        """The 64-bit seed of this call's draws: ``random_state``, or fresh entropy when None."""
+        if self.random_state is None:
+            return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        return self.random_state
+
     def kernel_parameter(self, labels: np.ndarray) -> float:
         """The metric parameter the kernels take: nRBP's persistence p, or for a metric on the
         top grade of the scale (ERR) the gain of that grade, the largest of ``labels``."""
@@ -308,6 +387,48 @@ class LambdaObjective:
                           np.zeros(n_lists), one)
             cached = self._prepared = (labels.copy(), np.array(ptr, copy=True), arrays)
         return cached[2]
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_pair_options(metric, truncation, bounding, weighting, mu, stochastic, pair_method, pairs_per_doc,
+                        random_state):
+    """Validated (weighting, mu, stochastic, pair_method, pairs_per_doc, random_state)."""
+    check_choice(weighting, "weighting", WEIGHTINGS)
+    mu = check_number(mu, "mu", low_inclusive=True)
+    if weighting != "delta" and metric != "ndcg":
+        raise ValueError(f"weighting={weighting!r} is a LambdaLoss weight of nDCG (gains and rank discounts); "
+                         f"metric {metric!r} has none: use metric='ndcg' or weighting='delta'")
+    if weighting != "delta" and bounding is not None:
+        raise ValueError(f"weighting={weighting!r} takes no bounding (got bounding={bounding!r}); bound the "
+                         "'delta' weighting, or leave bounding=None")
+    if weighting != "ndcg_loss2++" and mu != DEFAULT_MU:
+        raise ValueError(f"mu={mu!r} weighs delta_ij in weighting='ndcg_loss2++' only, but weighting={weighting!r}; "
+                         "set weighting='ndcg_loss2++' or leave mu at its default")
+    if not _is_int(stochastic) or stochastic < 0:
+        raise (TypeError if not _is_int(stochastic) else ValueError)(
+            f"stochastic must be a whole number of noise samples >= 0 (0: off), got {stochastic!r}")
+    check_choice(pair_method, "pair_method", PAIR_METHODS)
+    if not _is_int(pairs_per_doc) or pairs_per_doc < 1:
+        raise (TypeError if not _is_int(pairs_per_doc) else ValueError)(
+            f"pairs_per_doc must be a whole number >= 1, got {pairs_per_doc!r}")
+    if pair_method != "mean" and pairs_per_doc != 1:
+        raise ValueError(f"pairs_per_doc={pairs_per_doc!r} counts the partners drawn with pair_method='mean', but "
+                         f"pair_method={pair_method!r}; set pair_method='mean' or leave pairs_per_doc=1")
+    if pair_method == "mean" and truncation is not None:
+        raise ValueError(f"pair_method='mean' draws partners over the whole list and takes no truncation (got "
+                         f"{truncation!r}); leave truncation=None (and no '@k' in the metric name), or use "
+                         "pair_method='topk'")
+    if (stochastic or pair_method == "mean") and bounding == "distribution":
+        raise ValueError("bounding='distribution' works with the plain pairs only (stochastic=0, "
+                         "pair_method='topk'); use a linear map ('minmax', 'expectation', 'expectation_max')")
+    if random_state is not None and not (_is_int(random_state) and 0 <= random_state < 2**64):
+        raise (TypeError if not _is_int(random_state) else ValueError)(
+            f"random_state must be None or an integer seed in [0, 2**64), got {random_state!r}")
+    return weighting, mu, int(stochastic), pair_method, int(pairs_per_doc), \
+        (None if random_state is None else int(random_state))
 
 
 def _ptr(sizes, name: str) -> np.ndarray:

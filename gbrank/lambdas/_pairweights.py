@@ -1,0 +1,369 @@
+"""Pair weightings and pair sampling beyond the plain swap delta (``LambdaObjective``'s
+``weighting``, ``stochastic`` and ``pair_method``): a kernel for one list, a parallel loop
+over lists, and the counter-based random numbers they draw.
+
+The gradient of a pair is always the one of ``_kernel`` (``_pair_terms``: rho and the
+hessian from the current, unperturbed score difference); only the pair's weight |dM| and
+the set of pairs change:
+
+* ``weighting`` (nDCG only), for positions i < j (0-based; ranks r = i + 1, j + 1)::
+
+      ndcg_loss2    |G_i - G_j| * delta_ij / IDCG
+      ndcg_loss2++  |G_i - G_j| * (rho_ij + mu * delta_ij) / IDCG
+      delta_ij = 1/D(j - i) - 1/D(j - i + 1),   rho_ij = |1/D(i + 1) - 1/D(j + 1)|,   D(x) = log2(1 + x)
+
+  (Wang et al., "The LambdaLoss Framework for Ranking Metric Optimization", CIKM 2018,
+  NDCG-Loss2 and NDCG-Loss2++; TF-Ranking's ``DCGLambdaWeight`` calls delta "u" and rho
+  "v").  ``delta_ij`` depends on j - i only: one table per list (``_loss2_table``).
+* ``stochastic`` = N > 0 (YetiRank's noise): for each of N samples every item's score gets
+  logistic noise log(u / (1 - u)), u ~ U(0, 1); the list is ranked by the perturbed scores
+  and each pair's weight is its |dM| (or LambdaLoss weight) at its perturbed positions; the
+  pair's weight is the mean over the N samples.  Pairs are chosen on the unperturbed ranking
+  (top ``trunc`` positions, as without noise).
+* ``pair_method="mean"`` (XGBoost's ``lambdarank_pair_method="mean"``): every item draws
+  ``per_doc`` partners uniformly among the items of its list with a different label
+  (XGBoost's ``MakePairs``: the label buckets of the list, a uniform index over the items
+  outside the item's bucket); each drawn pair counts with its weight.  The list
+  normalisation is XGBoost's for ``mean``: g and h times 1 / ``per_doc``.
+
+Random numbers: splitmix64 (Steele, Lea, Flood 2014) as a counter-based generator.  List q
+of a call draws from the state ``list_state(seed, key, q)``, where ``key = score_key(scores)``
+hashes the bits of all the call's scores: the draws are a function of (seed, scores, list
+index) only, so they do not depend on the number of threads, and an objective keeps no
+counter that a copy or a pickle could duplicate or lose.  Draw order within a list: the
+partners of ``mean`` first (label buckets from the highest label, items in rank order within
+a bucket, ``per_doc`` draws each), then for each noise sample one draw per item in input
+order.  ``u = (z >> 11 + 0.5) / 2**53`` lies in (0, 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, prepare
+from ._kernel import HESS_LIGHTGBM, _add_pair, _linear_pair, _pair_terms, _pairs_linear
+
+W_DELTA, W_LOSS2, W_LOSS2PP = 0, 1, 2
+#: ``weighting`` name -> kernel code
+WEIGHTINGS = {"delta": W_DELTA, "ndcg_loss2": W_LOSS2, "ndcg_loss2++": W_LOSS2PP}
+PAIRS_TOPK, PAIRS_MEAN = 0, 1
+#: ``pair_method`` name -> kernel code
+PAIR_METHODS = {"topk": PAIRS_TOPK, "mean": PAIRS_MEAN}
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_INV53 = 1.0 / 9007199254740992.0  # 2**-53
+_FAST_MATH = {"reassoc", "contract", "nsz", "arcp"}
+
+
+# -- random numbers ----------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _mix(z):
+    """splitmix64's finaliser: a bijective scramble of 64 bits."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True)
+def score_key(scores):
+    """A 64-bit hash of the bits of ``scores`` (float64, C-contiguous): the per-call part of
+    every list's random stream."""
+    bits = scores.view(np.uint64)
+    acc = np.uint64(bits.shape[0])
+    for t in range(bits.shape[0]):
+        acc += _mix(bits[t] ^ (np.uint64(t) * _GOLDEN))
+    return _mix(acc)
+
+
+@njit(cache=True)
+def list_state(seed, key, q):
+    """Initial generator state of list q for a call with ``seed`` and score key ``key``
+    (both taken as unsigned 64-bit integers)."""
+    return _mix(_mix(np.uint64(seed) ^ np.uint64(key)) + np.uint64(q + 1) * _GOLDEN)
+
+
+@njit(cache=True, inline="always")
+def _uniform(state):
+    """(u in (0, 1), next state): one splitmix64 step."""
+    state = state + _GOLDEN
+    z = _mix(state)
+    return (float(z >> _S11) + 0.5) * _INV53, state
+
+
+@njit(cache=True)
+def uniform_draws(seed, key, q, count):
+    """The first ``count`` uniforms of list q's stream (for tests and oracles)."""
+    state = np.uint64(list_state(seed, key, q))
+    out = np.empty(count)
+    for t in range(count):
+        out[t], state = _uniform(state)
+    return out
+
+
+# -- pair sets and weights ---------------------------------------------------------------
+
+@njit(cache=True)
+def sample_partners(lab, per_doc, state):
+    """XGBoost's ``mean`` pairs for the list whose labels in rank order are ``lab``.
+
+    Returns (partners, state): ``partners[r * per_doc + k]`` is the position of the k-th
+    partner drawn for position r, uniform over the positions of a different label, or -1
+    when every item of the list has r's label."""
+    n = lab.shape[0]
+    by_label = np.argsort(-lab, kind="mergesort")
+    partners = np.full(n * per_doc, -1, dtype=np.int64)
+    t = 0
+    while t < n:
+        b = t + 1
+        while b < n and lab[by_label[b]] == lab[by_label[t]]:
+            b += 1
+        outside = n - (b - t)
+        if outside > 0:
+            for idx in range(t, b):
+                r = by_label[idx]
+                for k in range(per_doc):
+                    u, state = _uniform(state)
+                    x = min(int(u * outside), outside - 1)
+                    if x >= t:  # skip the bucket [t, b)
+                        x += b - t
+                    partners[r * per_doc + k] = by_label[x]
+        t = b
+    return partners, state
+
+
+@njit(cache=True)
+def _loss2_table(n):
+    """delta[k] = 1/log2(1 + k) - 1/log2(2 + k) for k = 1..n-1 (delta[0] = 0)."""
+    dd = np.zeros(max(n, 1))
+    for k in range(1, n):
+        dd[k] = 1.0 / math.log2(1.0 + k) - 1.0 / math.log2(2.0 + k)
+    return dd
+
+
+@njit(cache=True)
+def weighted_delta(wcode, form, a, b, aux, norm, first, second, dd, mu):
+    """The weight of the pair at positions a < b of a prepared list: its |dM| (``delta``)
+    or its LambdaLoss weight (nDCG rows: aux[0] gains, aux[1] = 1/log2(r + 2))."""
+    if wcode == W_DELTA:
+        return delta(form, a, b, aux, norm, first, second)
+    gain_diff = abs(aux[0, a] - aux[0, b])
+    if wcode == W_LOSS2:
+        return gain_diff * dd[b - a] * norm
+    if wcode == W_LOSS2PP:
+        return gain_diff * (abs(aux[1, a] - aux[1, b]) + mu * dd[b - a]) * norm
+    raise ValueError("weighted_delta: unknown weighting code")
+
+
+@njit(cache=True)
+def _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma, by_score, eps,
+              hess_mode, per_pair_exp, table, nocdf, g, h):
+    """Add the pair of (unperturbed) positions i and j, weighed at positions pos[i] and
+    pos[j] of ``aux``; returns its share of S."""
+    pi = pos[i]
+    pj = pos[j]
+    dm = weighted_delta(wcode, form, min(pi, pj), max(pi, pj), aux, norm, first, second, dd, mu)
+    if dm == 0.0:
+        return 0.0
+    if lab[i] > lab[j]:
+        hi, lo = i, j
+    else:
+        hi, lo = j, i
+    lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode, per_pair_exp, table,
+                          False, False, nocdf, 0.0, 0.0, 0.0)
+    return _add_pair(g, h, hi, lo, lam, hh)
+
+
+@njit(cache=True)
+def _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu,
+                   top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h):
+    """Every pair of the pair set (``topk``: i < top, j > i of different labels; ``mean``:
+    the drawn partners), any metric and weighting, one weight per pair.  Returns S."""
+    n = s.shape[0]
+    nocdf = np.zeros(1)
+    total = 0.0
+    if pair_code == PAIRS_MEAN:
+        for t in range(partners.shape[0]):
+            j = partners[t]
+            if j >= 0:
+                total += _one_pair(t // per_doc, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd,
+                                   mu, sigma, by_score, eps, hess_mode, per_pair_exp, table, nocdf, g, h)
+        return total
+    for i in range(top):
+        for j in range(i + 1, n):
+            if lab[i] != lab[j]:
+                total += _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma,
+                                   by_score, eps, hess_mode, per_pair_exp, table, nocdf, g, h)
+    return total
+
+
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST_MATH)
+def _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h,
+                one_div=False):
+    """``_kernel._linear_loop`` with the LambdaLoss weight |G_i - G_j| (c_rho rho_ij +
+    c_delta delta_ij) norm; branch-free (equal gains weigh 0), vectorisable: delta_ij is
+    the contiguous load dd[j - i]."""
+    un = np.uint64(s.shape[0])
+    nocdf = np.zeros(1)
+    total = 0.0
+    for i in range(top):
+        ui = np.uint64(i)
+        li = lab[i]
+        si = s[i]
+        ei = e[i]
+        ai = aux[0, i]
+        wi = aux[1, i]
+        gi = 0.0
+        hi = 0.0
+        for j in range(np.uint64(i + 1), un):
+            dm = abs(ai - aux[0, j]) * (c_rho * abs(wi - aux[1, j]) + c_delta * dd[j - ui]) * norm
+            sl, hh, lam = _linear_pair(dm, li, si, ei, lab[j], s[j], e[j], sigma, by_score, eps, hess_mode,
+                                       False, nocdf, 0.0, 0.0, 0.0, one_div)
+            gi -= sl
+            hi += hh
+            total += 2.0 * lam
+            g[j] += sl
+            h[j] += hh
+        g[i] += gi
+        h[i] += hi
+    return total
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST_MATH)
+def _pairs_loss2(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h):
+    """``_loss2_loop`` with literal flags for the common settings (as ``_pairs_linear``)."""
+    if hess_mode == HESS_LIGHTGBM and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
+        return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, True, eps, HESS_LIGHTGBM, g, h,
+                           True)
+    if hess_mode == HESS_LIGHTGBM and by_score:
+        return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, True, eps, HESS_LIGHTGBM, g, h)
+    if hess_mode == HESS_LIGHTGBM:
+        return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, False, eps, HESS_LIGHTGBM, g, h)
+    return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h)
+
+
+@njit(cache=True)
+def _logit_noise(state, n, noise):
+    """One logistic draw log(u / (1 - u)) per item, in input order; returns the state."""
+    for t in range(n):
+        u, state = _uniform(state)
+        noise[t] = math.log(u / (1.0 - u))
+    return state
+
+
+@njit(cache=True)
+def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode,
+                            table, gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, state,
+                            grad, hess):
+    """Gradients and hessians of one list under a weighting, noise and pair method (module
+    docstring), written into ``grad`` and ``hess``; ``state`` is the list's generator state.
+    ``scale`` multiplies every weight (linear bounding; 1 without)."""
+    n = scores.shape[0]
+    for r in range(n):
+        grad[r] = 0.0
+        hess[r] = 0.0
+    if n < 2:
+        return
+    if form != PRODUCT and form != PREFIX and form != FIRST and form != CASCADE:
+        raise ValueError("list_gradients_weighted: unknown swap-delta form")
+    order = np.argsort(-scores, kind="mergesort")
+    s = scores[order]
+    lab = labels[order]
+    aux = np.empty((N_ROWS, n))
+    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    norm *= scale
+    if norm == 0.0:
+        return
+    g = np.zeros(n)
+    h = np.zeros(n)
+    by_score = score_norm and s[0] != s[n - 1]
+    top = n - 1 if trunc <= 0 or trunc > n - 1 else trunc
+    per_pair_exp = table or sigma * (s[0] - s[n - 1]) >= 700.0
+    e = np.ones(n)
+    if not per_pair_exp:
+        for r in range(n):
+            e[r] = math.exp(sigma * (s[r] - s[0]))
+    dd = _loss2_table(n) if wcode != W_DELTA else np.zeros(1)
+    partners = np.empty(0, dtype=np.int64)
+    if pair_code == PAIRS_MEAN:
+        partners, state = sample_partners(lab, per_doc, state)
+    pos = np.arange(n)
+    if n_samples == 0:
+        if pair_code == PAIRS_TOPK and wcode != W_DELTA and not per_pair_exp:
+            c_rho = 1.0 if wcode == W_LOSS2PP else 0.0
+            c_delta = mu if wcode == W_LOSS2PP else 1.0
+            total = _pairs_loss2(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h)
+        else:
+            total = _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first,
+                                   second, dd, mu, top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h)
+    else:
+        noise = np.empty(n)
+        perturbed = np.empty(n)
+        aux_p = np.empty((N_ROWS, n))
+        linear = pair_code == PAIRS_TOPK and wcode == W_DELTA and form == PRODUCT and not per_pair_exp
+        total = 0.0
+        for _ in range(n_samples):
+            state = _logit_noise(state, n, noise)
+            for r in range(n):
+                perturbed[r] = s[r] + noise[order[r]]
+            perm = np.argsort(-perturbed, kind="mergesort")
+            for k in range(n):
+                pos[perm[k]] = k
+            norm_p, first_p, second_p = prepare(metric, lab[perm], gain_code, threshold, p, trunc, aux_p)
+            norm_p *= scale / n_samples
+            if linear:
+                # a product-form delta at perturbed positions is the same form with row 1
+                # read at pos[r]: the vectorised loop of the plain weights runs unchanged
+                for r in range(n):
+                    aux[1, r] = aux_p[1, pos[r]]
+                total += _pairs_linear(s, lab, e, aux, norm_p, top, sigma, by_score, eps, hess_mode, False, dd,
+                                       0.0, 0.0, 0.0, True, g, h)
+            else:
+                total += _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux_p, norm_p,
+                                        first_p, second_p, dd, mu, top, sigma, by_score, eps, hess_mode,
+                                        per_pair_exp, table, g, h)
+    factor = 1.0
+    if list_norm:
+        if pair_code == PAIRS_MEAN:
+            factor = 1.0 / per_doc
+        elif total > 0.0:
+            factor = math.log2(1.0 + total) / total
+    for r in range(n):
+        grad[order[r]] = g[r] * factor
+        hess[order[r]] = h[r] * factor
+
+
+@njit(parallel=True, cache=True)
+def _all_weighted(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode, table,
+                  gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, seed, key):
+    """Every list, in parallel; list q draws from ``list_state(seed, key, q)``."""
+    n = scores.shape[0]
+    grad = np.empty(n)
+    hess = np.empty(n)
+    for q in prange(ptr.shape[0] - 1):
+        a, b = ptr[q], ptr[q + 1]
+        list_gradients_weighted(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,
+                                list_norm, hess_mode, table, gain_code, threshold, scale[q], wcode, mu, n_samples,
+                                pair_code, per_doc, list_state(seed, key, q), grad[a:b], hess[a:b])
+    return grad, hess
+
+
+def weighted_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode,
+                       table, gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, seed):
+    """:func:`_all_weighted` with every argument cast to the one type its compiled
+    specialisation takes; ``seed`` is a non-negative integer below 2**64.  The score key is
+    computed here (``score_key``)."""
+    s = np.require(scores, dtype=np.float64, requirements=["C", "W"])
+    key = score_key(s)
+    return _all_weighted(s, np.require(labels, dtype=np.float64, requirements=["C", "W"]),
+                         np.ascontiguousarray(ptr, dtype=np.int64), int(metric), int(form), float(p), float(sigma),
+                         int(trunc), bool(score_norm), float(eps), bool(list_norm), int(hess_mode), bool(table),
+                         int(gain_code), float(threshold), np.require(scale, dtype=np.float64, requirements=["C", "W"]),
+                         int(wcode), float(mu), int(n_samples), int(pair_code), int(per_doc), np.uint64(seed),
+                         np.uint64(key))
