@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
+import pathlib
 import time
 from typing import Callable
 
@@ -36,6 +38,8 @@ from ._letor_run import fingerprint, load_cached, run_key, run_name, run_version
 from ._pool import train_missing
 
 log = logging.getLogger("gbrank.bench")
+#: the metrics of ``effects.md``
+EFFECT_METRICS = ("ndcg@10", "err@10", "ndcg@5", "ap", "rr", "nrbp@0.95")
 
 __all__ = ["run_letor", "prepare_letor", "contender_listing", "select_contenders", "REGISTRY", "REPORT_METRICS",
            "load_cached", "run_key"]
@@ -44,6 +48,11 @@ __all__ = ["run_letor", "prepare_letor", "contender_listing", "select_contenders
 def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> dict:
     """Train what is not cached yet, evaluate every run's test predictions and write the report.
     Returns the report's summary (``write_report``'s return value).
+
+    With ``plan.configs`` (``--tune``), every contender is trained with every configuration
+    on every fold; the vali-best configuration of each (contender, fold) is the one whose
+    test predictions are evaluated (``_letor_tune.py``), and ``tuning.md``/``.csv``/``.png``
+    are written beside the report.
 
     Progress lines go to ``write`` (the CLI prints them), by default to the ``gbrank.bench``
     logger at INFO level."""
@@ -54,21 +63,29 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     out = plan.out_dir
     store = _store.RunStore(out / "runs")
     fingerprints = {f.name: fingerprint(f) for f in plan.folds}
-    names = {(c.name, f.name): run_name(c, f.name, fingerprints[f.name], plan.settings)
-             for c in plan.contenders for f in plan.folds}
-    todo, counts = [], {"ok": 0, "missing": 0, "stale": 0, "unreadable": 0}
+    for why in plan.left_out:
+        write(why)
+    runs = _runs(plan, fingerprints)  # (contender, fold, config index or None) -> (run name, settings)
+    todo, counts, seen = [], {"ok": 0, "missing": 0, "stale": 0, "unreadable": 0}, set()
     for c in sorted(plan.contenders, key=_priority):  # a contender's folds together, cheap ones first
         versions = run_versions(c)
         for fold in plan.folds:
-            state, _ = store.state(names[c.name, fold.name], versions)
-            counts[state] += 1
-            if state != "ok":
-                todo.append((c, fold))
+            for i in (range(len(plan.configs)) if plan.configs else [None]):
+                name, settings = runs[c.name, fold.name, i]
+                if name in seen:  # two configurations that reach the library alike: one run
+                    continue
+                seen.add(name)
+                state, _ = store.state(name, versions)
+                counts[state] += 1
+                if state != "ok":
+                    todo.append((c, fold, settings, name, i))
     jobs = plan.jobs if len(todo) > 1 else 1  # workers set their own numba threads
-    tasks = [(c, fold, plan.settings, plan.threads, str(store.folder), names[c.name, fold.name], jobs > 1)
-             for c, fold in todo]
-    write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders: "
-          f"{len(tasks)} runs to train, {counts['ok']} cached in {store.folder}; {plan.jobs} job(s) x "
+    tasks = [(c, fold, settings, plan.threads, str(store.folder), name, jobs > 1, i)
+             for c, fold, settings, name, i in todo]
+    tuned = (f"; --tune {plan.tune}: {len(plan.configs)} configurations per contender and fold"
+             if plan.configs else "")
+    write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders"
+          f"{tuned}: {len(tasks)} runs to train, {counts['ok']} cached in {store.folder}; {plan.jobs} job(s) x "
           f"{plan.threads} thread(s)"
           + _store.retrain_notes(counts))
     t_start = time.perf_counter()
@@ -79,7 +96,7 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
             bar.update(1)
             if here:
                 trained.add(task[5])
-                line = _line(rec)
+                line = _line(rec, task[7])
             else:
                 line = f"{rec['fold']:>10s} {rec['contender']:40s} trained by another process"
             # around a live bar, tqdm's own write keeps the bar whole
@@ -87,20 +104,18 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     bar.close()
     train_seconds = time.perf_counter() - t_start
 
-    records = []
-    for c in plan.contenders:
-        for fold in plan.folds:
-            rec = dict(store.load(names[c.name, fold.name]).record)
-            rec["cached"] = names[c.name, fold.name] not in trained
-            records.append(rec)
+    names, records, tuning = _choose(plan, store, runs, trained)
     per_query = evaluate_runs(plan, store, names)
     base_rows = per_query[per_query["contender"] == plan.contenders[0].name]
     n_queries, n_empty = len(base_rows), int((base_rows["n_relevant"] == 0).sum())
     conventions = {
-        "empty lists": f"a query without a relevant test document scores 0 on nDCG, AP, RR and nRBP "
+        "empty lists": f"a query without a relevant test document scores 0 on nDCG, ERR, AP, RR and nRBP "
                        f"(gbrank.evaluate empty='zero'); {n_empty} of the {n_queries} test queries have none",
         "ties": "tied scores are averaged over all their orders (ties='average'), never input order",
         "gain": "nDCG gain 2^label - 1, IDCG over the query's own test documents",
+        "ERR": f"ERR@10 (Chapelle et al. 2009) with the exponential gain: stop probability of a document of grade "
+               f"l is (2^l - 1) / 2^g_max, g_max = {_grade(plan.max_grade)}, the top grade of the data's labels "
+               "over all its splits (gbrank.evaluate max_grade); no normalisation by an ideal ERR",
         "relevance": "AP, RR, RBP and nRBP count label >= 1 as relevant (binary gain)",
         "RBP": "RBP(p) = (1 - p) sum_r rel_r p^(r-1); nRBP(p) = RBP(p) / RBP(p) of the ideal order",
         "pooling": "the test queries of all folds are pooled (each query is in one test fold); paired tests "
@@ -108,6 +123,8 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     }
     config = _config(plan, records, fingerprints, train_seconds)
     title = f"gbrank bench letor: {plan.data_label}, {', '.join(f.name for f in plan.folds)}"
+    if plan.configs:
+        title += f", tuned ({plan.tune}, {len(plan.configs)} configurations)"
     watched = plan.settings["early_stopping_metric"]
     watched = watched if watched in per_query.columns else "ndcg@10"
     best = per_query[per_query["contender"] != plan.baseline].groupby("contender")[watched].mean()
@@ -115,11 +132,105 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     with store.report_lock():
         summary = write_report(per_query, out, baseline=plan.baseline, metrics=REPORT_METRICS, title=title,
                                config=config, conventions=conventions, notes=_notes(plan, records),
-                               highlight=highlight)
+                               highlight=highlight, also_against=plan.also_against)
         write_findings(out, per_query)
+        extra = write_effects(out, summary, plan)
+        if plan.configs:
+            from ._letor_tune import write_tuning
+
+            extra += write_tuning(out, tuning, plan.configs, plan.settings["early_stopping_metric"], plan.tune)
     write(f"report written to {out.resolve()}/ (summary.md, summary.json, findings.md, config.json, "
-          "per_query.csv.gz, " + ", ".join(f for f in summary["files"] if f.endswith(".png")) + ")")
+          "per_query.csv.gz, " + ", ".join([*extra, *(f for f in summary["files"] if f.endswith(".png"))]) + ")")
     return summary
+
+
+def _grade(g) -> str:
+    return "the largest label of each test fold" if g is None else f"{g:g}"
+
+
+def _runs(plan: LetorPlan, fingerprints: dict) -> dict:
+    """(contender, fold, configuration index, or None untuned) -> (run name, run settings)."""
+    from ._letor_run import tuned_settings
+
+    runs = {}
+    for c in plan.contenders:
+        for f in plan.folds:
+            if not plan.configs:
+                runs[c.name, f.name, None] = (run_name(c, f.name, fingerprints[f.name], plan.settings), plan.settings)
+            for i, config in enumerate(plan.configs):
+                settings = tuned_settings(plan.settings, config, c.library)
+                runs[c.name, f.name, i] = (run_name(c, f.name, fingerprints[f.name], settings), settings)
+    return runs
+
+
+def _choose(plan: LetorPlan, store: _store.RunStore, runs: dict, trained: set):
+    """The run whose test predictions count, per (contender, fold): the only one, or the
+    vali-best configuration.  Returns (names, their records, the tuning table rows)."""
+    from gbrank.metrics import parse_metric
+
+    from ._letor_tune import TUNED, choose, library_settings
+
+    higher = parse_metric(plan.settings["early_stopping_metric"]).higher_is_better
+    names, records, table = {}, [], []
+    for c in plan.contenders:
+        for fold in plan.folds:
+            if not plan.configs:
+                name = runs[c.name, fold.name, None][0]
+                k = None
+            else:
+                recs = [store.load(runs[c.name, fold.name, i][0]).record for i in range(len(plan.configs))]
+                k = choose([r["vali_at_best"] for r in recs], higher)
+                name = runs[c.name, fold.name, k][0]
+                for i, (config, r) in enumerate(zip(plan.configs, recs)):
+                    table.append({"contender": c.name, "fold": fold.name, "config": i, "vali": r["vali_at_best"],
+                                  "best_iteration": r["best_iteration"], "rounds_trained": r["rounds_trained"],
+                                  "seconds": r["seconds"], "chosen": i == k, **{t: config[t] for t in TUNED},
+                                  "library_params": json.dumps(library_settings(config, c.library)[0],
+                                                               sort_keys=True)})
+            names[c.name, fold.name] = name
+            rec = dict(store.load(name).record)
+            rec["cached"] = name not in trained
+            if k is not None:
+                rec["config"] = k
+            records.append(rec)
+    return names, records, table
+
+
+def write_effects(out, summary: dict, plan: LetorPlan) -> list[str]:
+    """``effects.md``: each contender's mean difference to every reference (the baseline and
+    ``--also-against``) with its 95% CI and Holm-adjusted p, on the headline metrics, and
+    which gbrank objectives beat every reference significantly on nDCG@10 or ERR@10."""
+    refs = [plan.baseline, *plan.also_against]
+    tests = {plan.baseline: summary.get("tests", {}), **summary.get("tests_also", {})}
+    metrics = [m for m in EFFECT_METRICS if m in summary["metrics"]]
+    level = round(100 * summary["confidence"])
+    lines = [f"# Effect sizes against {', '.join(refs)}", "",
+             f"Each cell: mean paired difference contender − reference over the pooled test queries, its {level}% "
+             "Student-t interval in brackets, and the Holm-adjusted p of the paired t-test (Holm across the "
+             "contenders of each metric, within each reference). ▲/▼: p < 0.05.", ""]
+    for ref in refs:
+        T = tests.get(ref, {})
+        lines += [f"## against {ref}", "", "| contender | " + " | ".join(metrics) + " |",
+                  "|---|" + "---:|" * len(metrics)]
+        for name, by in T.items():
+            cells = []
+            for m in metrics:
+                t = by[m]
+                mark = "" if t["p_holm"] is None or t["p_holm"] >= 0.05 else (" ▲" if t["diff"] > 0 else " ▼")
+                cells.append(f"{t['diff']:+.4f} [{t['ci_low']:+.4f}, {t['ci_high']:+.4f}] "
+                             f"(p={t['p_holm']:.3g}){mark}")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    gbrank = [c.name for c in plan.contenders if c.kind == "gbrank"]
+    winners = {m: [n for n in gbrank if all(
+        tests.get(r, {}).get(n, {}).get(m, {}).get("p_holm") is not None
+        and tests[r][n][m]["p_holm"] < 0.05 and tests[r][n][m]["diff"] > 0 for r in refs)]
+        for m in ("ndcg@10", "err@10") if m in summary["metrics"]}
+    verdict = "; ".join(f"{m}: {', '.join(w) if w else 'none'}" for m, w in winners.items())
+    lines += [f"gbrank objectives significantly better (Holm p < 0.05) than every reference ({', '.join(refs)}): "
+              f"{verdict}.", ""]
+    (pathlib.Path(out) / "effects.md").write_text("\n".join(lines))
+    return ["effects.md"]
 
 
 def evaluate_runs(plan: LetorPlan, store: _store.RunStore, names: dict):
@@ -134,7 +245,8 @@ def evaluate_runs(plan: LetorPlan, store: _store.RunStore, names: dict):
     for c in plan.contenders:
         for fold in plan.folds:
             scores = store.load(names[c.name, fold.name]).arrays["scores"]
-            pq = evaluate(fold.test.y, scores, fold.test.qid, REPORT_METRICS + extra).per_query.reset_index()
+            pq = evaluate(fold.test.y, scores, fold.test.qid, REPORT_METRICS + extra,
+                          max_grade=plan.max_grade).per_query.reset_index()
             pq.insert(0, "split", fold.name)
             pq.insert(0, "contender", c.name)
             rows.append(pq)
@@ -165,8 +277,9 @@ def _priority(c: Contender) -> tuple:
     return (c.kind == "gbrank", c.library == "xgboost", c.bounding is not None)
 
 
-def _line(rec: dict) -> str:
-    return (f"{rec['fold']:>10s} {rec['contender']:40s} best round {rec['best_iteration']:4d} of "
+def _line(rec: dict, config: int | None = None) -> str:
+    where = f"{rec['contender']} [config {config}]" if config is not None else rec["contender"]
+    return (f"{rec['fold']:>10s} {where:40s} best round {rec['best_iteration']:4d} of "
             f"{rec['rounds_trained']:4d}, vali {rec['vali_at_best']:.4f}, {rec['seconds']:6.1f} s")
 
 
@@ -196,7 +309,11 @@ def _config(plan: LetorPlan, records: list[dict], fingerprints: dict, train_seco
             "xgboost:rank:map": "trained on binary labels (label >= 1): XGBoost refuses graded labels for MAP; "
                                 "early stopping still watches the graded metric",
             "jobs": plan.jobs, "threads_per_run": plan.threads,
+            "max_grade": plan.max_grade,
+            "also_against": list(plan.also_against),
+            "tune": _tune_protocol(plan),
         },
+        "left_out": list(plan.left_out),
         "contenders": {c.name: {**dataclasses.asdict(c), "description": c.describe()} for c in plan.contenders},
         "versions": environment(("numpy", "scipy", "pandas", "numba", "sklearn", "lightgbm", "xgboost",
                                  "catboost", "matplotlib")),
@@ -205,8 +322,33 @@ def _config(plan: LetorPlan, records: list[dict], fingerprints: dict, train_seco
     }
 
 
+def _tune_protocol(plan: LetorPlan) -> dict:
+    from ._letor_tune import mapping_text, space_text
+
+    if not plan.configs:
+        return {"mode": "none"}
+    return {"mode": plan.tune, "configurations": plan.configs, "space": space_text(),
+            "mapping": mapping_text(),
+            "selection": f"per contender and fold, the configuration with the best vali "
+                         f"{plan.settings['early_stopping_metric']} at its best round (the first on ties); "
+                         "its test predictions are evaluated; learning_rate, num_leaves and depth of the "
+                         "plan are replaced by the configuration's"}
+
+
 def _notes(plan: LetorPlan, records: list[dict]) -> list[str]:
     s = plan.settings
+    if plan.configs:
+        from ._letor_tune import mapping_text
+
+        return [
+            f"Data: {plan.data_label} ({len(plan.folds)} fold(s)). Protocol with fair tuning (--tune {plan.tune}): "
+            f"every contender is trained with the same {len(plan.configs)} configurations (tuning.md lists them) "
+            f"on each fold's train split, early-stopped on its vali split by gbrank's {s['early_stopping_metric']} "
+            f"(patience {s['patience']}, at most {s['rounds']} rounds, seed {s['seed']}); per contender and fold "
+            f"the configuration with the best vali score is chosen and predicts the test split. Library defaults "
+            f"for everything the configuration does not set. XGBoost's rank:map is trained on binary labels.",
+            "How a configuration reaches each library: " + " | ".join(mapping_text()) + ".",
+            *plan.notes, _run_table(plan, records, "chosen configuration per fold")]
     notes = [
         f"Data: {plan.data_label} ({len(plan.folds)} fold(s)). Protocol: train on each fold's train split, "
         f"early-stop every contender on its vali split by gbrank's {s['early_stopping_metric']} (patience "
@@ -217,13 +359,18 @@ def _notes(plan: LetorPlan, records: list[dict]) -> list[str]:
         "patience). XGBoost's rank:map is trained on binary labels (label >= 1): it refuses graded ones.",
         *plan.notes,
     ]
+    notes.append(_run_table(plan, records))
+    return notes
+
+
+def _run_table(plan: LetorPlan, records: list[dict], chosen: str | None = None) -> str:
     by = {}
     for r in records:
         by.setdefault(r["contender"], []).append(r)
-    lines = ["| contender | training | best round per fold | seconds (sum) |", "|---|---|---|---:|"]
+    head = "| contender | training | best round per fold | seconds (sum) |" + (f" {chosen} |" if chosen else "")
+    lines = [head, "|---|---|---|---:|" + ("---|" if chosen else "")]
     for c in plan.contenders:
         rs = by.get(c.name, [])
         lines.append(f"| {c.name} | {c.describe()} | {[r['best_iteration'] for r in rs]} | "
-                     f"{sum(r['seconds'] for r in rs):.1f} |")
-    notes.append("\n".join(lines))
-    return notes
+                     f"{sum(r['seconds'] for r in rs):.1f} |" + (f" {[r.get('config') for r in rs]} |" if chosen else ""))
+    return "\n".join(lines)

@@ -22,8 +22,8 @@ from gbrank.backends import BACKENDS
 
 BOUNDINGS = ("minmax", "expectation", "expectation_max", "distribution")
 GBRANK_METRICS = ("ndcg", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95")
-REPORT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ap", "rr", "rbp@0.8", "rbp@0.9", "rbp@0.95",
-                  "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
+REPORT_METRICS = ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "err@10", "ap", "rr", "rbp@0.8", "rbp@0.9",
+                  "rbp@0.95", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
 CURVE_METRICS = [f"ndcg@{k}" for k in range(1, 21)]
 QUICK = ("lightgbm:lambdarank", "xgboost:rank:ndcg", "catboost:YetiRank", "gbrank:ndcg", "gbrank:nrbp@0.95",
          "gbrank:nrbp@0.95+minmax")
@@ -46,10 +46,14 @@ class Contender:
     bounding: str | None = None
     binary_labels: bool = False  # trained on labels >= 1 (XGBoost's rank:map refuses grades)
     normalised: bool = False     # LambdaObjective(score_normalization=True, list_normalization=True)
+    options: tuple = ()          # more LambdaObjective arguments, ((name, value), ...)
 
     def describe(self) -> str:
         where = BACKENDS[self.library].label
-        if self.normalised:
+        if self.options:
+            args = ", ".join(f"{k}={v!r}" for k, v in self.options)
+            text = f"gbrank LambdaObjective({self.objective!r}, {args}) on {where}"
+        elif self.normalised:
             text = (f"gbrank LambdaObjective {self.objective!r} with LightGBM-style score and list "
                     f"normalisation on {where}")
         elif self.kind == "gbrank":
@@ -77,7 +81,53 @@ def _registry() -> dict[str, Contender]:
                 reg[f"{prefix}:{objective}"] = Contender(f"{prefix}:{objective}", b.name, objective, "gbrank", bounding)
     for m in GBRANK_METRICS:  # does LightGBM's normalisation of the lambdas matter?
         reg[f"gbrank-norm:{m}"] = Contender(f"gbrank-norm:{m}", "lightgbm", m, "gbrank", normalised=True)
+    for name, (objective, options) in NEW_OBJECTIVES.items():
+        reg[name] = Contender(name, "lightgbm", objective, "gbrank", options=options)
     return reg
+
+
+#: the newer gbrank objectives on LightGBM (group ``new``): name -> (metric, LambdaObjective
+#: arguments).  A stochastic objective also gets ``random_state`` = the plan's seed.
+NEW_OBJECTIVES = {
+    "gbrank:err": ("err", ()),
+    "gbrank:ndcg-loss2": ("ndcg", (("weighting", "ndcg_loss2"),)),
+    "gbrank:ndcg-loss2pp": ("ndcg", (("weighting", "ndcg_loss2++"),)),
+    "gbrank:ndcg-stochastic": ("ndcg", (("stochastic", 10),)),
+    "gbrank:err-stochastic": ("err", (("stochastic", 10),)),
+    "gbrank:ndcg-mean": ("ndcg", (("pair_method", "mean"),)),
+}
+
+
+def objective_arguments(contender: Contender, seed: int) -> dict:
+    """The ``LambdaObjective`` keyword arguments of a gbrank contender beyond its metric."""
+    args = dict(contender.options)
+    if contender.normalised:
+        args.update(score_normalization=True, list_normalization=True)
+    if "stochastic" in args:
+        args["random_state"] = seed
+    return args
+
+
+_UNAVAILABLE: dict = {}
+
+
+def unavailable(contender: Contender) -> str | None:
+    """Why this gbrank ``LambdaObjective`` cannot be built here (an argument it does not take
+    yet, a value it refuses), or None when it can (built-ins: always None)."""
+    if contender.kind != "gbrank" or not (contender.options or contender.name in NEW_OBJECTIVES):
+        return None
+    if contender.name not in _UNAVAILABLE:
+        from gbrank.lambdas import LambdaObjective
+
+        try:
+            LambdaObjective(contender.objective, **objective_arguments(contender, 0))
+            _UNAVAILABLE[contender.name] = None
+        except (TypeError, ValueError) as exc:
+            args = ", ".join(f"{k}={v!r}" for k, v in contender.options)
+            _UNAVAILABLE[contender.name] = (f"{contender.name} is unavailable: LambdaObjective({contender.objective!r}, "
+                                            f"{args}) fails here ({type(exc).__name__}: {exc}); it is left out "
+                                            "(this gbrank does not have that objective yet)")
+    return _UNAVAILABLE[contender.name]
 
 
 REGISTRY: dict[str, Contender] = _registry()
@@ -85,11 +135,12 @@ GROUPS: dict[str, Callable[[Contender], bool]] = {
     "all": lambda c: True,
     "builtin": lambda c: c.kind == "builtin",
     **{name: (lambda c, name=name: c.library == name) for name in sorted(BACKENDS)},
-    "gbrank": lambda c: c.kind == "gbrank" and c.bounding is None and not c.normalised,
+    "gbrank": lambda c: c.kind == "gbrank" and c.bounding is None and not c.normalised and c.name not in NEW_OBJECTIVES,
     "bounded": lambda c: c.bounding is not None,
     "normalised": lambda c: c.normalised,
     "default": lambda c: c.kind == "builtin" or (c.kind == "gbrank" and c.library == "lightgbm" and c.bounding is None
-                                                 and not c.normalised),
+                                                 and not c.normalised and c.name not in NEW_OBJECTIVES),
+    "new": lambda c: c.name in NEW_OBJECTIVES,
     "quick": lambda c: c.name in QUICK,
 }
 GROUP_HELP = {
@@ -101,6 +152,8 @@ GROUP_HELP = {
     "normalised": "gbrank's unbounded objectives on LightGBM with LightGBM-style score and list normalisation "
                   "(gbrank-norm:)",
     "default": "builtin + gbrank's unbounded objectives on LightGBM",
+    "new": "the newer gbrank objectives on LightGBM: " + ", ".join(NEW_OBJECTIVES) + " (those this gbrank's "
+           "LambdaObjective does not take yet are left out, with a note)",
     "quick": "a handful for smoke runs: " + ", ".join(QUICK),
 }
 
@@ -112,7 +165,8 @@ def contender_listing() -> str:
         n = sum(GROUPS[g](c) for c in REGISTRY.values())
         lines.append(f"  {g:10s} {n:3d}  {GROUP_HELP[g]}")
     lines += ["", "contenders (also usable as globs, e.g. 'gbrank:nrbp*' or '*+minmax'):"]
-    lines += [f"  {c.name:44s} {c.describe()}" for c in REGISTRY.values()]
+    lines += [f"  {c.name:44s} {c.describe()}" + (" [unavailable here]" if unavailable(c) else "")
+              for c in REGISTRY.values()]
     return "\n".join(lines)
 
 
@@ -162,6 +216,11 @@ class LetorPlan:
     notes: list[str]
     baseline: str
     command: str | None = None
+    tune: str = "none"                                # "none", "grid" or "random" (_letor_tune.py)
+    configs: list = dataclasses.field(default_factory=list)   # the configurations of every contender
+    also_against: list = dataclasses.field(default_factory=list)  # more references of the paired tests
+    left_out: list = dataclasses.field(default_factory=list)   # messages: contenders unavailable here
+    max_grade: float | None = None                    # top grade of the data's scale (ERR)
 
 
 def _positive(value, name: str, minimum=1):
@@ -232,10 +291,21 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
                   early_stopping_metric: str = "ndcg@10", learning_rate: float = 0.05,
                   num_leaves: int = 31, depth: int = 6, seed: int = 0, vali_fraction: float = 0.2,
                   baseline: str = "lightgbm:lambdarank", out_dir=None, jobs: int = 1,
-                  threads: int | None = None, command: str | None = None) -> LetorPlan:
+                  threads: int | None = None, command: str | None = None, tune: str = "none",
+                  tune_budget: int | None = None, also_against=None) -> LetorPlan:
     """Check every argument and load the data; raise ``ValueError``/``OSError`` with a message
-    that names the problem and the fix.  Nothing is trained here."""
+    that names the problem and the fix.  Nothing is trained here.
+
+    ``tune``: ``"none"`` (one setting: ``learning_rate``, ``num_leaves``, ``depth``),
+    ``"grid"`` or ``"random"`` (``tune_budget`` configurations): the same configurations for
+    every contender, the vali-best one chosen per contender and fold (``_letor_tune.py``).
+    ``also_against``: more references (contender names) every contender is tested against,
+    beside ``baseline``; added to the contenders if not selected.  Contenders whose gbrank
+    objective this installation cannot build are left out, each with a message in
+    ``plan.left_out``."""
     from gbrank.metrics import parse_metric
+
+    from ._letor_tune import tune_configs
 
     rounds = (QUICK_ROUNDS if quick else DEFAULT_ROUNDS) if rounds is None else rounds
     patience = (QUICK_PATIENCE if quick else DEFAULT_PATIENCE) if patience is None else patience
@@ -255,7 +325,17 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
         metric = str(parse_metric(early_stopping_metric))
     except ValueError as exc:
         raise ValueError(f"--early-stopping-metric: {exc}") from None
+    configs = tune_configs(tune, tune_budget, seed)
+    references = _references(also_against, baseline)
     chosen = select_contenders(contenders, quick=quick, baseline=baseline)
+    chosen += [REGISTRY[r] for r in references if REGISTRY[r] not in chosen]
+    chosen = [c for c in REGISTRY.values() if c in chosen]
+    for ref in (baseline, *references):
+        why = unavailable(REGISTRY[ref])
+        if why:
+            raise ValueError(f"reference {ref!r} cannot be trained here: {why}")
+    left_out = [why for c in chosen if (why := unavailable(c))]
+    chosen = [c for c in chosen if not unavailable(c)]
     _check_libraries(chosen)
     loaded, label, source = _load_folds(data, folds, quick)
     notes, ready = [], []
@@ -269,4 +349,23 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
                 "learning_rate": learning_rate, "num_leaves": num_leaves, "catboost_depth": depth,
                 "seed": seed, "vali_fraction": vali_fraction}
     out = pathlib.Path(out_dir) if out_dir else pathlib.Path("runs") / f"bench-letor-{label}"
-    return LetorPlan(data, label, ready, chosen, settings, out, jobs, threads, notes, baseline, command)
+    top = max(float(np.max(s.y)) for f in ready for s in (f.train, f.vali, f.test))
+    return LetorPlan(data, label, ready, chosen, settings, out, jobs, threads, notes + left_out, baseline, command,
+                     tune, configs, references, left_out, top)
+
+
+def _references(also_against, baseline: str) -> list[str]:
+    """The names of ``--also-against`` (comma-separated strings allowed), checked."""
+    if also_against is None:
+        return []
+    if isinstance(also_against, str):
+        also_against = [also_against]
+    names = [w.strip() for t in also_against for w in str(t).split(",") if w.strip()]
+    if not names:
+        raise ValueError("--also-against is empty; name one or more contenders, e.g. --also-against catboost:YetiRank")
+    for n in names:
+        if n not in REGISTRY:
+            raise ValueError(f"--also-against: unknown contender {n!r}; choose among: {', '.join(sorted(REGISTRY))}")
+        if n == baseline:
+            raise ValueError(f"--also-against {n!r} is already the --baseline; name another reference")
+    return list(dict.fromkeys(names))

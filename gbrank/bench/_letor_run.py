@@ -3,7 +3,9 @@
 Every contender trains through :class:`gbrank.estimators.GBRanker`, which reads the
 library's :class:`gbrank.backends.Backend` record: the same early stopping (gbrank's metric
 on the vali split) for all; tree size from the plan's setting for the library's
-``tree_size`` (``num_leaves``, or ``catboost_depth`` for symmetric trees).
+``tree_size`` (``num_leaves``, or ``catboost_depth`` for symmetric trees).  A tuned run
+(``--tune``) has ``settings["params"]``: one configuration as its library receives it
+(:func:`tuned_settings`), which replaces the plan's learning rate and tree size.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from gbrank.backends import BACKENDS
 
 from . import _store
-from ._letor_plan import TREE_SIZE_SETTING, Contender
+from ._letor_plan import TREE_SIZE_SETTING, Contender, objective_arguments
 
 CACHE_VERSION = 1
 
@@ -37,9 +39,21 @@ def fingerprint(fold) -> str:
 def run_key(contender: Contender, fold_name: str, fingerprint: str, settings: dict) -> str:
     """Hash of everything that determines a run's test predictions (a contender field added
     later enters only when set, so that the other runs keep their keys)."""
-    fields = {k: v for k, v in dataclasses.asdict(contender).items() if k != "normalised" or v}
+    fields = {k: v for k, v in dataclasses.asdict(contender).items() if k not in ("normalised", "options") or v}
     return _store.key({"v": CACHE_VERSION, "contender": fields, "fold": fold_name, "data": fingerprint,
                        "settings": settings})
+
+
+def tuned_settings(settings: dict, config: dict, library: str) -> dict:
+    """The settings of one tuned run: the plan's protocol (rounds, patience, early-stopping
+    metric, seed, vali fraction) and ``params``, the configuration as ``library`` receives
+    it (:func:`gbrank.bench._letor_tune.library_settings`); hashed into the run's key, so
+    configurations that reach a library alike share one run."""
+    from ._letor_tune import library_settings
+
+    kwargs, _ = library_settings(config, library)
+    keep = ("early_stopping_metric", "rounds", "patience", "seed", "vali_fraction")
+    return {**{k: settings[k] for k in keep}, "params": kwargs}
 
 
 def run_name(contender: Contender, fold_name: str, fingerprint: str, settings: dict) -> str:
@@ -74,13 +88,17 @@ def train_one(contender: Contender, fold, settings: dict, threads: int) -> tuple
     y_train = (fold.train.y >= 1).astype(np.float64) if contender.binary_labels else fold.train.y
     size = BACKENDS[contender.library].tree_size
     objective = contender.objective
-    if contender.normalised:
-        objective = LambdaObjective(objective, score_normalization=True, list_normalization=True)
+    arguments = objective_arguments(contender, settings["seed"])
+    if arguments:
+        objective = LambdaObjective(objective, **arguments)
+    if "params" in settings:  # a tuned run: one configuration, as the library receives it
+        params = {k: (dict(v) if isinstance(v, dict) else v) for k, v in settings["params"].items()}
+    else:
+        params = {"learning_rate": settings["learning_rate"], size: settings[TREE_SIZE_SETTING[size]]}
     t0, c0 = time.perf_counter(), time.process_time()
-    model = GBRanker(objective, backend=contender.library, n_estimators=settings["rounds"],
-                     learning_rate=settings["learning_rate"], eval_metric=metric,
+    model = GBRanker(objective, backend=contender.library, n_estimators=settings["rounds"], eval_metric=metric,
                      early_stopping_rounds=settings["patience"], random_state=settings["seed"], n_jobs=threads,
-                     **{size: settings[TREE_SIZE_SETTING[size]]})
+                     **params)
     model.fit(fold.train.X, y_train, qid=fold.train.qid, eval_set=[(fold.vali.X, fold.vali.y, fold.vali.qid)])
     best = int(model.best_iteration_)
     history = [float(v) for v in model.evals_result_["valid_0"][metric]]
@@ -88,6 +106,8 @@ def train_one(contender: Contender, fold, settings: dict, threads: int) -> tuple
     record = {"contender": contender.name, "fold": fold.name, "best_iteration": best,
               "rounds_trained": len(history), "vali_at_best": history[best - 1] if history else None,
               "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0, "threads": threads}
+    if "params" in settings:
+        record["params"] = settings["params"]
     return np.asarray(scores, dtype=np.float64), record
 
 
@@ -95,7 +115,7 @@ def train_task(task, wait: bool):
     """Worker entry point (also used in-process): claim the run from the store and train it
     unless another process did.  Returns ``(record, trained here)``, or None when ``wait``
     is False and another process holds the run."""
-    contender, fold, settings, threads, folder, name, set_numba_threads = task
+    contender, fold, settings, threads, folder, name, set_numba_threads = task[:7]
     if set_numba_threads:
         import numba
 

@@ -103,7 +103,7 @@ def _float(v):
 
 
 def summarise(per_query: pd.DataFrame, *, baseline: str, metrics: Sequence[str],
-              conventions: dict, confidence: float = 0.95) -> dict:
+              conventions: dict, confidence: float = 0.95, also_against: Sequence[str] = ()) -> dict:
     """The numbers of the report (what ``summary.json`` holds, less title and notes).
 
     ``contenders[name][metric]``: mean, std, ci_low, ci_high over the contender's queries;
@@ -113,7 +113,9 @@ def summarise(per_query: pd.DataFrame, *, baseline: str, metrics: Sequence[str],
     across the contenders of that metric, Cohen's d_z, the fractions of queries improved
     and worsened);
     ``winners[metric]``: the contender with the highest mean; ``ranks[name][metric]``:
-    1 = best (ties share the lower rank)."""
+    1 = best (ties share the lower rank); ``also_against``: more references, and
+    ``tests_also[reference][name][metric]``: the same paired tests against each of them
+    (Holm across the contenders of each metric, within each reference)."""
     from gbrank.evaluation import compare
 
     per_query = check_per_query(per_query, metrics)
@@ -121,10 +123,18 @@ def summarise(per_query: pd.DataFrame, *, baseline: str, metrics: Sequence[str],
     contenders = list(dict.fromkeys(per_query["contender"]))
     if baseline not in contenders:
         raise ValueError(f"baseline {baseline!r} is not among the contenders; choose one of {sorted(contenders)}")
+    also_against = list(also_against)
+    for ref in also_against:
+        if ref not in contenders or ref == baseline:
+            raise ValueError(f"also_against {ref!r} must be a contender other than the baseline {baseline!r}; "
+                             f"choose among {sorted(set(contenders) - {baseline})}")
     res = _results(per_query, metrics, conventions)
     out = {"baseline": baseline, "metrics": metrics, "confidence": confidence,
            "contenders": {}, "n_queries": {}, "n_empty": {}, "splits": {}, "tests": {},
            "winners": {}, "ranks": {}}
+    if also_against:
+        out["also_against"] = also_against
+        out["tests_also"] = {}
     for name in contenders:
         s = res[name].summary(confidence)
         out["contenders"][name] = {m: {"mean": _float(s.loc[m, "mean"]), "std": _float(s.loc[m, "std"]),
@@ -135,13 +145,15 @@ def summarise(per_query: pd.DataFrame, *, baseline: str, metrics: Sequence[str],
         by_split = per_query[per_query["contender"] == name].groupby("split", sort=False)[metrics].mean()
         out["splits"][name] = {str(k): {m: float(v[m]) for m in metrics} for k, v in by_split.iterrows()}
     if len(contenders) > 1:
-        tests = compare(res, baseline=baseline, test="t", correction="holm", confidence=confidence).pairs
-        for n in contenders:
-            for c in tests[tests["a"] == n].itertuples():
-                out["tests"].setdefault(n, {})[c.metric] = {
-                    "diff": _float(c.diff), "ci_low": _float(c.ci_low), "ci_high": _float(c.ci_high),
-                    "p_value": _float(c.p_value), "p_holm": _float(c.p_adjusted), "d_z": _float(c.d_z),
-                    "improved": _float(c.better), "worsened": _float(c.worse), "n": int(c.n)}
+        for ref in [baseline, *also_against]:
+            tests = compare(res, baseline=ref, test="t", correction="holm", confidence=confidence).pairs
+            into = out["tests"] if ref == baseline else out["tests_also"].setdefault(ref, {})
+            for n in contenders:
+                for c in tests[tests["a"] == n].itertuples():
+                    into.setdefault(n, {})[c.metric] = {
+                        "diff": _float(c.diff), "ci_low": _float(c.ci_low), "ci_high": _float(c.ci_high),
+                        "p_value": _float(c.p_value), "p_holm": _float(c.p_adjusted), "d_z": _float(c.d_z),
+                        "improved": _float(c.better), "worsened": _float(c.worse), "n": int(c.n)}
     means = pd.DataFrame({n: {m: out["contenders"][n][m]["mean"] for m in metrics} for n in contenders}).T
     ranks = means.rank(axis=0, ascending=False, method="min")
     for m in metrics:
@@ -196,6 +208,15 @@ def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[s
         for name in T:
             lines.append(f"| {name} | " + " | ".join(
                 f"{T[name][m]['diff']:+.4f} ({_p(T[name][m]['p_holm'])})" for m in metrics) + " |")
+    for ref, tests in summary.get("tests_also", {}).items():
+        lines += ["", f"Paired difference to the second reference {ref} (contender − {ref}) and Holm-adjusted p "
+                  f"of the paired t-test, Holm across the contenders of each metric; ▲/▼: p < 0.05:", "",
+                  "| contender | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
+        for name in tests:
+            lines.append(f"| {name} | " + " | ".join(
+                f"{tests[name][m]['diff']:+.4f} ({_p(tests[name][m]['p_holm'])})"
+                + ("" if tests[name][m]["p_holm"] is None or tests[name][m]["p_holm"] >= 0.05
+                   else " ▲" if tests[name][m]["diff"] > 0 else " ▼") for m in metrics) + " |")
     lines += ["", "Best mean per metric: " + "; ".join(f"{m}: {w}" for m, w in summary["winners"].items()) + "."]
     if plots:
         lines += [""] + [f"![{p}]({p})" for p in plots]
@@ -208,7 +229,8 @@ def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[s
 
 def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: list[str], title: str,
                  config: dict, conventions: dict, confidence: float = 0.95, notes: Sequence[str] = (),
-                 highlight: Sequence[str] | None = None, plots: bool = True) -> dict:
+                 highlight: Sequence[str] | None = None, plots: bool = True,
+                 also_against: Sequence[str] = ()) -> dict:
     """Write the benchmark report of a tidy per-query table to ``out_dir``; return the summary.
 
     Parameters
@@ -241,6 +263,10 @@ def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: li
         and the five best others by the first metric.
     plots : bool, default True
         Draw the PNGs (needs matplotlib; skipped with a note in the summary when missing).
+    also_against : sequence of str, default ()
+        More references: every contender is also tested against each of them (paired
+        t-tests, Holm across the contenders of each metric), in ``summary["tests_also"]``
+        and one more table of ``summary.md`` each.
 
     Returns
     -------
@@ -261,7 +287,7 @@ def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: li
     metrics = list(metrics)
     per_query = check_per_query(per_query, metrics)
     summary = summarise(per_query, baseline=baseline, metrics=metrics, conventions=conventions,
-                        confidence=confidence)
+                        confidence=confidence, also_against=also_against)
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     per_query.to_csv(out / PER_QUERY_FILE, index=False, float_format="%.6g")
