@@ -3,7 +3,9 @@
 * ``load_letor``, ``load_letor_folds``: SVMlight/LETOR files (MQ2008, MSLR-WEB, ...) as
   ``(X, y, qid)`` with one query id per row.
 * ``load_example``: LightGBM's lambdarank example, bundled with gbrank (MIT licence).
-* ``load_movielens``, ``load_citeulike``: user-item interactions as long tables.
+* ``load_movielens``, ``load_citeulike``, ``load_interactions``: user-item interactions as
+  long tables (MovieLens in each release's format: ``ratings.csv``, ``ratings.dat``,
+  ``u.data``; CiteULike ``users.dat``; any table with user and item columns).
 * ``make_letor``: seeded synthetic LETOR-like data whose labels depend on the features.
 
 Real benchmark data is read from the folder named by the ``GBRANK_DATA`` environment
@@ -11,7 +13,7 @@ variable (``data_home``); ``resolve`` maps a dataset name from ``DATASETS`` to i
 This package imports nothing else of gbrank.
 """
 
-from ._interactions import load_citeulike, load_movielens
+from ._interactions import MOVIELENS_SCALE, load_citeulike, load_interactions, load_movielens
 from ._letor import LetorFold, LetorSplit, load_example, load_letor, load_letor_folds
 from ._paths import DATASETS, data_home, resolve
 from ._synthetic import RELEVANCE, label_proportions, make_letor
@@ -19,6 +21,6 @@ from ._synthetic import RELEVANCE, label_proportions, make_letor
 __all__ = [
     "DATASETS", "data_home", "resolve",
     "LetorSplit", "LetorFold", "load_letor", "load_letor_folds", "load_example",
-    "load_movielens", "load_citeulike",
+    "load_movielens", "load_citeulike", "load_interactions", "MOVIELENS_SCALE",
     "RELEVANCE", "label_proportions", "make_letor",
 ]

@@ -1,9 +1,14 @@
-"""User-item interaction data: MovieLens ratings and CiteULike libraries, as long tables."""
+"""User-item interaction data as long tables: MovieLens ratings in each of their release
+formats, CiteULike libraries, and plain user/item tables."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import pathlib
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,35 +35,131 @@ def _file_in(path: pathlib.Path, names: tuple[str, ...], dataset: str) -> pathli
     return found[0]
 
 
-def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small") -> pd.DataFrame:
+# ---- MovieLens ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _RatingsFormat:
+    """How one MovieLens release writes its ratings: one line per rating, four fields."""
+
+    name: str  # the file name in the release
+    sep: str
+    header: bool  # a header line naming the columns (ratings.csv only)
+    releases: str
+
+
+_COLUMNS = {"userId": "user", "movieId": "item", "rating": "rating", "timestamp": "timestamp"}
+_RATINGS_HEADER = ",".join(_COLUMNS)
+
+#: The MovieLens ratings files gbrank reads, by file name (each may also be gzipped, ``.gz``).
+MOVIELENS_FORMATS = {
+    "ratings.csv": _RatingsFormat("ratings.csv", ",", True, "ml-latest-small, ml-latest, ml-20m, ml-25m, ml-32m"),
+    "ratings.dat": _RatingsFormat("ratings.dat", "::", False, "ml-1m, ml-10m"),
+    "u.data": _RatingsFormat("u.data", "\t", False, "ml-100k"),
+}
+_MOVIELENS_FILES = tuple(n + gz for n in MOVIELENS_FORMATS for gz in ("", ".gz"))
+
+#: The MovieLens rating scale: 0.5 to 5 stars in half-star steps (whole stars 1 to 5 in
+#: ml-100k and ml-1m); ``load_movielens(check_scale=True)`` refuses any other value.
+MOVIELENS_SCALE = (0.5, 5.0, 0.5)
+
+
+def _movielens_file(path: pathlib.Path) -> pathlib.Path | None:
+    """The MovieLens ratings file at an existing path, or None: the one of ``ratings.csv``,
+    ``ratings.dat``, ``u.data`` (or their ``.gz``) a folder holds, or a file whose name or
+    first line is MovieLens'.  A folder holding two of them raises ``ValueError``."""
+    if path.is_dir():
+        found = [n for n in _MOVIELENS_FILES if (path / n).is_file()]
+        if len(found) > 1:
+            raise ValueError(f"{path} holds both {found[0]} and {found[1]}; keep one, or pass the file to read")
+        return path / found[0] if found else None
+    return path if _format_of(path, _first_line(path)) is not None else None
+
+
+def _first_line(path: pathlib.Path) -> str:
+    """The first non-blank line of a (gzipped) text file; "" if it cannot be read as text."""
+    try:
+        with open(path, "rb") as handle:
+            gz = handle.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as handle:
+            for raw in handle:
+                if raw.strip():
+                    return raw.decode("utf-8").strip()
+    except (OSError, EOFError, UnicodeDecodeError):
+        return ""
+    return ""
+
+
+def _format_of(path: pathlib.Path, first_line: str) -> _RatingsFormat | None:
+    """The format of a ratings file: by its name, else by its first line."""
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    if name in MOVIELENS_FORMATS:
+        return MOVIELENS_FORMATS[name]
+    if first_line.replace(" ", "").startswith("userId,movieId"):
+        return MOVIELENS_FORMATS["ratings.csv"]
+    for fmt in (MOVIELENS_FORMATS["ratings.dat"], MOVIELENS_FORMATS["u.data"]):
+        fields = first_line.split(fmt.sep)
+        if len(fields) == 4 and all(_is_number(f) for f in fields):
+            return fmt
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small", *,
+                   check_scale: bool = True) -> pd.DataFrame:
     """MovieLens explicit ratings as a long table, one row per (user, movie) rating.
 
-    Reads the ``ratings.csv`` of a MovieLens release (``userId,movieId,rating,timestamp``
-    with a header; ``ratings.csv.gz`` too), e.g. ml-latest-small, whose ratings run from
-    0.5 to 5 stars in half-star steps.  Ids are kept as MovieLens numbers them.
+    Reads the ratings of any MovieLens release in its own format, plain or gzipped
+    (``.gz``), from the file or from the release folder holding it:
+
+    * ``ratings.csv``: ml-latest(-small), ml-20m, ml-25m, ml-32m; the header
+      ``userId,movieId,rating,timestamp``, then one comma-separated rating per line;
+    * ``ratings.dat``: ml-1m, ml-10m; ``UserID::MovieID::Rating::Timestamp``, no header;
+    * ``u.data``: ml-100k; ``user item rating timestamp`` separated by tabs, no header.
+
+    A file with another name (``u1.base``, ``r1.train``...) is read in the format its first
+    line shows.  Every format gives the same table.  Ids are kept as MovieLens numbers them.
 
     Parameters
     ----------
     path_or_name : str or path-like, default "movielens-latest-small"
         A dataset name (see ``resolve``), a release folder, or the ratings file itself.
+    check_scale : bool, default True
+        Refuse a rating off the MovieLens scale (``MOVIELENS_SCALE``: 0.5 to 5 stars in
+        half-star steps; ml-100k and ml-1m use whole stars 1 to 5): such a value means the
+        file is not what it claims.  ``False`` reads any finite, non-negative rating.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``user`` (int64), ``item`` (int64, the movieId), ``rating`` (float64) and
-        ``timestamp`` (int64, Unix seconds, UTC), in file order.
+        ``timestamp`` (int64, Unix seconds, UTC), in file order.  ``attrs["format"]`` is
+        the format read (``"ratings.csv"``, ``"ratings.dat"`` or ``"u.data"``).
 
     Raises
     ------
     FileNotFoundError
         If the folder holds no ratings file (or the name cannot be resolved).
     ValueError
-        Naming the file and line: if the file lacks one of the four columns, is empty or
-        holds only the header, is binary, not UTF-8 or a truncated gzip stream; if a line
-        has more or fewer fields than the header; if an id or timestamp is not a
-        non-negative integer; if a rating is empty, not a number, NaN, infinite or
-        negative; or if a (user, movie) pair is rated twice.  Nothing is dropped or
-        turned into NaN.
+        Naming the file and line: if a ``ratings.csv`` lacks one of the four columns; if
+        the file is empty, holds only the header, is binary, not UTF-8 or a truncated gzip
+        stream; if a line has more or fewer fields than four (or than the header); if an id
+        or timestamp is not a non-negative integer; if a rating is empty, not a number,
+        NaN, infinite, negative or (with ``check_scale``) off the MovieLens scale; or if a
+        (user, movie) pair is rated twice.  Also if the format cannot be told from the
+        file's name or first line.  Nothing is dropped or turned into NaN.
+
+    Notes
+    -----
+    Files are parsed with pandas' C reader and the columns then checked as arrays; only
+    when a check fails is the file read again line by line, to name the first bad line.
 
     Examples
     --------
@@ -66,50 +167,112 @@ def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small") -
     >>> len(ratings), ratings["user"].nunique(), float(ratings["rating"].max())
     (100836, 610, 5.0)
     """
-    path = _file_in(resolve(path_or_name), ("ratings.csv", "ratings.csv.gz"), "MovieLens")
+    resolved = resolve(path_or_name)
+    if resolved.is_file() and resolved.suffix.lower() == ".zip":
+        raise ValueError(f"{resolved} is a zip archive; unzip it and pass the release folder (or its ratings file)")
+    path = _file_in(resolved, _MOVIELENS_FILES, "MovieLens")
     text = decode(read_bytes(path, "MovieLens ratings"), path, "MovieLens ratings")
-    return _parse_ratings(text, path)
+    first = next((line.strip() for line in text.split("\n", 64)[:64] if line.strip()), "")
+    fmt = _format_of(path, first)
+    if fmt is None:
+        raise ValueError(
+            f"{path} is not a MovieLens ratings file gbrank recognises: its first line {first[:60]!r} is neither "
+            f"the ratings.csv header {_RATINGS_HEADER}, nor 'user::item::rating::timestamp' (ratings.dat), nor "
+            "four tab-separated fields (u.data); name the file after its format, or read it with pandas")
+    frame = _fast_ratings(text, fmt, bool(check_scale))
+    if frame is None:  # a check failed: read again line by line, to name the first bad line
+        frame = _parse_ratings(text, path, fmt, bool(check_scale))
+    frame.attrs["format"] = fmt.name
+    return frame
 
 
-_RATINGS_HEADER = "userId,movieId,rating,timestamp"
+def _fast_ratings(text: str, fmt: _RatingsFormat, check_scale: bool) -> pd.DataFrame | None:
+    """The table through pandas' C reader, or None when any check fails (then
+    :func:`_parse_ratings` finds and names the first bad line)."""
+    if fmt.sep == "::":
+        text = text.replace("::", "\t")
+    sep = "\t" if fmt.sep in ("::", "\t") else ","
+    try:
+        with warnings.catch_warnings():  # a line longer than the header: refused, never cut
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            raw = pd.read_csv(io.StringIO(text), sep=sep, header=0 if fmt.header else None,
+                              names=None if fmt.header else list(_COLUMNS), dtype=np.float64, engine="c",
+                              index_col=False, skipinitialspace=True)
+    except (ValueError, pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError):
+        return None
+    if fmt.header:
+        raw.columns = [str(c).strip() for c in raw.columns]
+        if any(c not in raw.columns for c in _COLUMNS) or raw.columns.duplicated().any():
+            return None
+    if len(raw) == 0 or raw.isna().to_numpy().any():
+        return None
+    out = {}
+    for name, col in _COLUMNS.items():
+        values = raw[name].to_numpy(dtype=np.float64)
+        if _bad_values(name, values).any() or (name == "rating" and check_scale and _off_scale(values).any()):
+            return None
+        out[col] = values if name == "rating" else values.astype(np.int64)
+    frame = pd.DataFrame(out)
+    if frame.duplicated(["user", "item"]).any():
+        return None
+    return frame
 
 
-def _parse_ratings(text: str, path) -> pd.DataFrame:
+def _bad_values(name: str, values: np.ndarray) -> np.ndarray:
+    """True where a value breaks the rule of its column (see load_movielens)."""
+    if name != "rating":
+        return ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
+    return ~np.isfinite(values) | (values < 0)
+
+
+def _off_scale(values: np.ndarray) -> np.ndarray:
+    low, high, step = MOVIELENS_SCALE
+    return (values < low) | (values > high) | (values / step != np.round(values / step))
+
+
+def _parse_ratings(text: str, path, fmt: _RatingsFormat, check_scale: bool = True) -> pd.DataFrame:
     """The four columns of a MovieLens ratings file, every field checked (see load_movielens)."""
     numbered = [(i, line) for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
     if not numbered:
-        raise ValueError(f"{path} is empty; a MovieLens ratings file starts with the header {_RATINGS_HEADER}")
-    header = [h.strip() for h in numbered[0][1].strip().split(",")]
-    columns = {"userId": "user", "movieId": "item", "rating": "rating", "timestamp": "timestamp"}
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise ValueError(
-            f"{path} lacks the column(s) {missing}; a MovieLens ratings file has the header "
-            f"{_RATINGS_HEADER}"
-        )
-    rows = numbered[1:]
-    if not rows:
-        raise ValueError(f"{path} holds a header but no ratings")
+        hint = f" starts with the header {_RATINGS_HEADER}" if fmt.header else " holds one rating per line"
+        raise ValueError(f"{path} is empty; a MovieLens {fmt.name} file{hint}")
+    if fmt.header:
+        header = [h.strip() for h in numbered[0][1].strip().split(",")]
+        missing = [c for c in _COLUMNS if c not in header]
+        if missing:
+            raise ValueError(
+                f"{path} lacks the column(s) {missing}; a MovieLens ratings file has the header "
+                f"{_RATINGS_HEADER}"
+            )
+        rows = numbered[1:]
+        if not rows:
+            raise ValueError(f"{path} holds a header but no ratings")
+        described = f"the header has {len(header)} ({','.join(header)})"
+    else:
+        header, rows = list(_COLUMNS), numbered
+        described = f"a {fmt.name} line has 4 ({fmt.sep.join(_COLUMNS)!r})"
     width = len(header)
     lines = np.fromiter((i for i, _ in rows), dtype=np.int64, count=len(rows))
-    fields = [line.rstrip("\r").split(",") for _, line in rows]
+    fields = [line.rstrip("\r").split(fmt.sep) for _, line in rows]
     counts = np.fromiter((len(f) for f in fields), dtype=np.int64, count=len(fields))
     if (counts != width).any():
         r = int(np.flatnonzero(counts != width)[0])
         raise ValueError(
-            f"{path}, line {lines[r]} has {counts[r]} fields, but the header has {width} "
-            f"({','.join(header)}): {rows[r][1].strip()[:80]!r}; every line needs one value per column"
+            f"{path}, line {lines[r]} has {counts[r]} fields, but {described}: "
+            f"{rows[r][1].strip()[:80]!r}; every line needs one value per column"
         )
     out = {}
-    for name, col in columns.items():
+    for name, col in _COLUMNS.items():
         raw = pd.Series([f[header.index(name)].strip() for f in fields], dtype=object)
         values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
-        if name == "rating":
-            bad = ~np.isfinite(values) | (values < 0)
-            rule = "a finite, non-negative number of stars"
-        else:
-            bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
-            rule = "a non-negative integer" + (" (Unix seconds)" if name == "timestamp" else " id")
+        bad = _bad_values(name, values)
+        rule = ("a finite, non-negative number of stars" if name == "rating" else
+                "a non-negative integer" + (" (Unix seconds)" if name == "timestamp" else " id"))
+        if not bad.any() and name == "rating" and check_scale:
+            bad = _off_scale(values)
+            low, high, step = MOVIELENS_SCALE
+            rule = (f"on the MovieLens scale ({low:g} to {high:g} stars in steps of {step:g}); is this a MovieLens "
+                    "file? Pass check_scale=False to read other scales")
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
             shown = repr(raw.iloc[r]) if raw.iloc[r] else "(an empty field)"
@@ -130,6 +293,9 @@ def _parse_ratings(text: str, path) -> pd.DataFrame:
             "e.g. the latest"
         )
     return frame
+
+
+# ---- CiteULike ---------------------------------------------------------------------------
 
 
 def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFrame:
@@ -195,3 +361,134 @@ def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFr
     return pd.DataFrame(
         {"user": user, "item": np.concatenate(items), "rating": np.ones(user.size)}
     )
+
+
+# ---- any interaction table ------------------------------------------------------------------
+
+_CITEULIKE_FILES = ("users.dat", "users.dat.gz")
+
+
+def load_interactions(path_or_name: str | os.PathLike) -> pd.DataFrame:
+    """Interactions from any file gbrank reads, as a long table: MovieLens, CiteULike or a table.
+
+    Dispatches on what it finds at the path:
+
+    1. a MovieLens ratings file, or a folder holding one (``ratings.csv``, ``ratings.dat``,
+       ``u.data``, gzipped or not, see :func:`load_movielens`; ml-1m's ``users.dat``
+       beside its ``ratings.dat`` is the user table and is not read);
+    2. a CiteULike ``users.dat`` (or a folder holding one, see :func:`load_citeulike`);
+    3. any other delimited text file (comma, tab, semicolon...: the delimiter is sniffed)
+       whose header names a ``user`` and an ``item`` column (any case), and optionally
+       ``rating``; without ``rating`` every pair is a positive (1.0).
+
+    Parameters
+    ----------
+    path_or_name : str or path-like
+        A dataset name (see ``resolve``), a folder, or a file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``user``, ``item``, ``rating`` (float64) and, for MovieLens, ``timestamp``.
+        ``attrs["format"]`` is ``"ratings.csv"``, ``"ratings.dat"``, ``"u.data"``,
+        ``"users.dat"`` or ``"table"``; ``attrs["implicit"]`` is True when the file holds
+        no ratings (CiteULike, a table without ``rating``): binarise such data at 1.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the path does not exist, or a folder holds none of these files.
+    ValueError
+        As the loaders do, naming the file and line; for a table: a missing ``user`` or
+        ``item`` column, a missing id (naming the rows), a rating that is not a finite,
+        non-negative number, or a (user, item) pair given twice (naming it and its rows).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "likes.tsv").write_text("user\\titem\\nann\\tx\\nann\\ty\\nbob\\tx\\n")
+    >>> table = load_interactions(folder / "likes.tsv")
+    >>> table.to_dict("list")
+    {'user': ['ann', 'ann', 'bob'], 'item': ['x', 'y', 'x'], 'rating': [1.0, 1.0, 1.0]}
+    >>> table.attrs
+    {'format': 'table', 'implicit': True}
+    """
+    path = resolve(path_or_name)
+    movielens = _movielens_file(path)
+    if movielens is not None:
+        frame = load_movielens(movielens)
+        frame.attrs["implicit"] = False
+        return frame
+    if path.is_dir():
+        found = [n for n in _CITEULIKE_FILES if (path / n).is_file()]
+        if not found:
+            raise FileNotFoundError(
+                f"{path} holds none of {', '.join(_MOVIELENS_FILES + _CITEULIKE_FILES)}; pass a MovieLens release "
+                "folder, a CiteULike folder, or the file to read")
+        path = path / found[0]
+    if path.name in _CITEULIKE_FILES:
+        if "::" in _first_line(path):
+            raise ValueError(
+                f"{path} is MovieLens ml-1m's user table (UserID::Gender::Age::...), not interactions; pass "
+                "ratings.dat or the release folder")
+        frame = load_citeulike(path)
+    else:
+        frame = _load_table(path)
+    frame.attrs["format"] = "users.dat" if path.name in _CITEULIKE_FILES else "table"
+    frame.attrs["implicit"] = path.name in _CITEULIKE_FILES or frame.attrs.pop("no_rating")
+    return frame
+
+
+def _load_table(path: pathlib.Path) -> pd.DataFrame:
+    """A delimited text table with ``user`` and ``item`` columns (and optionally ``rating``)."""
+    text = decode(read_bytes(path, "interaction table"), path, "interaction table")
+    if not text.strip():
+        raise ValueError(f"{path} is empty; an interaction table has a header naming user and item columns")
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=None, engine="python")
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise ValueError(f"{path} is not a delimited text table ({exc})") from None
+    cols = {str(c).strip().lower(): c for c in frame.columns}
+    if "user" not in cols or "item" not in cols:
+        raise ValueError(
+            f"{path} needs a header naming the columns 'user' and 'item' (and optionally 'rating'); it has "
+            f"{[str(c) for c in frame.columns]}. For MovieLens, pass its ratings.csv, ratings.dat or u.data")
+    if len(frame) == 0:
+        raise ValueError(f"{path} holds a header but no interactions")
+    out = pd.DataFrame({"user": frame[cols["user"]], "item": frame[cols["item"]]})
+    for col in ("user", "item"):
+        missing = np.flatnonzero(out[col].isna().to_numpy())
+        if len(missing):
+            raise ValueError(
+                f"{path}: {len(missing)} row(s) have no {col} id (data rows {(missing[:5] + 1).tolist()}, row 1 "
+                "being the line after the header); fill them in or drop those rows")
+    if "rating" in cols:
+        raw = frame[cols["rating"]]
+        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+        if len(bad):
+            raise ValueError(
+                f"{path}, data row {bad[0] + 1} (row 1 being the line after the header): rating "
+                f"{_show(raw.iloc[bad[0]])} is not a finite, non-negative number ({len(bad)} such row(s)); fix or "
+                "drop those rows")
+        out["rating"] = values
+    else:
+        out["rating"] = 1.0
+    dup = out.duplicated(["user", "item"], keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)
+        u, i = out["user"].iat[rows[0]], out["item"].iat[rows[0]]
+        same = rows[(out["user"].to_numpy()[rows] == u) & (out["item"].to_numpy()[rows] == i)]
+        raise ValueError(
+            f"{path} gives the pair (user {_show(u)}, item {_show(i)}) more than once (data rows "
+            f"{(same[:5] + 1).tolist()}; "
+            f"{int(out.duplicated(['user', 'item']).sum())} repeated pair(s) in all); keep one row per pair, e.g. "
+            "pandas: df.groupby(['user', 'item'], as_index=False)['rating'].max()")
+    out.attrs["no_rating"] = "rating" not in cols
+    return out
+
+
+def _show(value) -> str:
+    """``repr`` of a value as the file wrote it (a numpy scalar shows as its Python value)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
