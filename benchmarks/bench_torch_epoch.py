@@ -28,10 +28,11 @@ import sys
 import time
 
 LOSSES = ["listwise_ndcg", "listwise_ap", "listwise_rr", "listwise_nrbp", "lambda_ndcg", "lambda_ap", "lambda_rr",
-          "lambda_nrbp@0.95", "kos_warp", "kos_auc", "warp", "bpr"]
+          "lambda_err", "lambda_nrbp@0.95", "kos_warp", "kos_auc", "warp", "bpr"]
 
 
-def one(loss: str, nsr: int, epochs: int, threads: int, device: str, seed: int) -> dict:
+def one(loss: str, nsr: int, epochs: int, threads: int, device: str, seed: int, optimizer: str = "sgd",
+        learning_rate: float | None = None) -> dict:
     """Train one model in this process and measure it."""
     import numpy as np
     import torch
@@ -44,7 +45,7 @@ def one(loss: str, nsr: int, epochs: int, threads: int, device: str, seed: int) 
     split = split_interactions(likes[["user", "item"]].to_numpy(), likes["rating"].to_numpy(), relevance_threshold=1,
                                min_positives=25, test_size=0.2, nsr=nsr, random_state=seed)
     model = MFRanker(loss=loss, n_factors=32, nsr=nsr, epochs=epochs, batch_size=32, validation_size=0,
-                     optimizer="sgd", device=device, random_state=seed, verbose=0)
+                     optimizer=optimizer, learning_rate=learning_rate, device=device, random_state=seed, verbose=0)
     start = time.perf_counter()
     model.fit(split.X_train, split.y_train, items=split.items)
     total = time.perf_counter() - start
@@ -56,6 +57,7 @@ def one(loss: str, nsr: int, epochs: int, threads: int, device: str, seed: int) 
         "fit_s": total, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "users": split.settings["n_users"], "train_positives": split.settings["n_train_positives"],
         "items": len(split.items), "device": model.device_, "threads": torch.get_num_threads(),
+        "optimizer": model.optimizer, "learning_rate": model.learning_rate,
     }
 
 
@@ -67,6 +69,9 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--optimizer", default="sgd", choices=("sgd", "adam"))
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="default: the loss's default rate for the optimizer (a diverging rate stops the run)")
     parser.add_argument("--omp-wait-policy", default="PASSIVE",
                         help="OMP_WAIT_POLICY of the measured processes ('' keeps the environment's): spinning "
                              "OpenMP threads collapse when other processes share the cores")
@@ -74,14 +79,18 @@ def main(argv=None) -> None:
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(one(args.losses, int(args.nsr), args.epochs, args.threads, args.device, args.seed)))
+        print(json.dumps(one(args.losses, int(args.nsr), args.epochs, args.threads, args.device, args.seed,
+                             args.optimizer, args.learning_rate)))
         return
     rows = []
     print(f"{'loss':<18}{'NSR':>4}{'epoch s':>10}{'min s':>8}{'peak RSS MB':>13}")
     for nsr in [int(x) for x in args.nsr.split(",")]:
         for loss in args.losses.split(","):
             cmd = [sys.executable, __file__, "--one", "--losses", loss, "--nsr", str(nsr), "--epochs", str(args.epochs),
-                   "--threads", str(args.threads), "--device", args.device, "--seed", str(args.seed)]
+                   "--threads", str(args.threads), "--device", args.device, "--seed", str(args.seed),
+                   "--optimizer", args.optimizer]
+            if args.learning_rate is not None:
+                cmd += ["--learning-rate", str(args.learning_rate)]
             env = dict(os.environ)
             if args.omp_wait_policy:
                 env["OMP_WAIT_POLICY"] = args.omp_wait_policy

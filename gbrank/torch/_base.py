@@ -13,8 +13,6 @@ from ._losses import make_loss
 from ._persist import load_model, save_model
 from ._training import TrainConfig, check_config
 
-#: Adam's learning rate when ``learning_rate=None`` (SGD's depends on the loss: ``loss.sgd_learning_rate``)
-ADAM_LEARNING_RATE = 0.01
 
 
 class TorchRanker(BaseEstimator):
@@ -29,16 +27,19 @@ class TorchRanker(BaseEstimator):
         """Validate the shared parameters; returns (loss, metric spec, config, device, rng, generator)."""
         if self.loss_params is not None and not isinstance(self.loss_params, dict):
             raise TypeError(f"loss_params must be a dict of loss options or None, got {self.loss_params!r}")
-        loss = make_loss(self.loss, bounding=getattr(self, "bounding", None), **self._loss_options())
+        loss = make_loss(self.loss, bounding=getattr(self, "bounding", None), training_defaults=True,
+                         **self._loss_options())
         metric = parse_metric(self.eval_metric if self.eval_metric is not None else loss.metric)
+        # None: the loss's defaults (the registry's DEFAULTS, chosen by benchmarks/mf_learning_rates.py)
+        optimizer = loss.optimizer if self.optimizer is None else self.optimizer
         lr = self.learning_rate
-        if lr is None:
-            lr = ADAM_LEARNING_RATE if self.optimizer == "adam" else loss.sgd_learning_rate
-        check_config(self.optimizer, lr, self.weight_decay, self.epochs, self.eval_every, self.early_stopping)
+        if lr is None and optimizer in ("sgd", "adam"):
+            lr = loss.default_learning_rate(optimizer)
+        check_config(optimizer, lr, self.weight_decay, self.epochs, self.eval_every, self.early_stopping)
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer (lists per step), got {self.batch_size!r}")
         device = resolve_device(self.device)
-        config = TrainConfig(optimizer=self.optimizer, learning_rate=float(lr), weight_decay=float(self.weight_decay),
+        config = TrainConfig(optimizer=optimizer, learning_rate=float(lr), weight_decay=float(self.weight_decay),
                              epochs=int(self.epochs), eval_every=int(self.eval_every),
                              early_stopping=None if self.early_stopping is None else int(self.early_stopping),
                              higher_is_better=metric.higher_is_better, verbose=int(self.verbose))

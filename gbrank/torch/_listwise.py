@@ -115,24 +115,41 @@ def listwise_ap_loss(scores, labels, mask=None, *, temperature: float = 1.0,
 
 
 def listwise_rr_loss(scores, labels, mask=None, *, temperature: float = 1.0,
-                     relevance_threshold: float = 1.0) -> torch.Tensor:
+                     relevance_threshold: float = 1.0, log: bool = False) -> torch.Tensor:
     r"""Smoothed RR loss (Eq 16): minus the RR computed with smoothed ranks.
 
     .. math::  L_{RR} = -\sum_{i\,\mathrm{relevant}} \frac{1}{\tilde R_i}
                \prod_{j \ne i,\ j\,\mathrm{relevant}} \Big(1 - \sigma\big((s_j - s_i)/T\big)\Big)
 
     The product, the smoothed probability that no other relevant item is above i, is
-    computed as exp(-sum softplus((s_j - s_i)/T)) for stability.  L lies in [-1, 0) and
-    tends to -RR as T -> 0.
+    computed in log space, ln P_i = -sum_{j != i} softplus((s_j - s_i)/T), and the sum over
+    i as a log-sum-exp, so nothing underflows.  L lies in [-1, 0) and tends to -RR as
+    T -> 0.
+
+    ``log=True`` returns -ln(smoothed RR) instead, in [0, inf): the same optimum per list,
+    but a gradient that does not vanish with many relevant items.  The product of R - 1
+    factors near 1/2 makes Eq 16 and its gradient of order 2**-(R - 1) when the scores are
+    close (as at initialisation: 1e-14 at R = 50, exactly 0 in float32 beyond R ~ 150), so
+    plain Eq 16 cannot move a model whose users have dozens of positives; the gradient of
+    -ln RR~ is the gradient of Eq 16 divided by RR~ (the same direction per list, scaled
+    to order 1).  The registry's ``listwise_rr`` uses ``log=True`` by default (see
+    :data:`gbrank.torch.LISTWISE`); ``loss_params={"log": False}`` gives Eq 16 itself.
+    A list without a relevant item has loss 0 either way.
     """
     scores, labels, mask = check_batch(scores, labels, mask)
     t = check_temperature(temperature)
+    if not isinstance(log, bool):
+        raise TypeError(f"log must be True or False, got {log!r}")
     rel = mask & (labels >= relevance_threshold)
     _, valid, s_rows, r, _ = _rows(scores, mask, rel, t)
     z = torch.nn.functional.softplus((s_rows[:, None, :] - s_rows[:, :, None]) / t)  # [B, P, P]
     log_top = -(masked(z, valid[:, None, :]).sum(dim=2) - _LN2)  # the j = i term is softplus(0)
-    rr = masked(torch.exp(log_top) / r, valid).sum(dim=1)
-    return -rr
+    terms = masked(log_top - torch.log(r), valid, float("-inf"))  # ln(P_i / R~_i)
+    any_rel = valid.any(dim=1)
+    log_rr = torch.logsumexp(masked(terms, any_rel[:, None]), dim=1)  # 0 on rows without a relevant item
+    if log:
+        return masked(-log_rr, any_rel)
+    return masked(-torch.exp(log_rr), any_rel)
 
 
 def listwise_nrbp_loss(scores, labels, mask=None, *, temperature: float = 1.0,

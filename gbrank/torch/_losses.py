@@ -46,8 +46,29 @@ LISTWISE = {
     "ndcg": _Listwise(listwise_ndcg_loss, (), 1000.0),
     # the nRBP loss (Eq 19) is not per-list normalised unless bounded, and does not depend on p
     "nrbp": _Listwise(listwise_nrbp_loss, ("normalize",), 0.1, 1000.0),
-    "rr": _Listwise(listwise_rr_loss, (), 1000.0),
+    # log=True: Eq 16 in log space (-ln RR~), the estimators' default (DEFAULTS)
+    "rr": _Listwise(listwise_rr_loss, ("log",), 1000.0),
 }
+
+
+class Defaults(NamedTuple):
+    """The estimators' training defaults of a loss: ``optimizer``, its ``learning_rate``, and
+    loss ``options`` ((name, value) pairs) that the estimators add unless ``loss_params`` sets them."""
+
+    optimizer: str
+    learning_rate: float
+    options: tuple = ()
+
+
+#: loss (``+bounded``: with any bounding) -> the estimators' default optimiser and learning rate,
+#: chosen by benchmarks/mf_learning_rates.py (MFRanker, 32 factors, NSR 1, MovieLens; rule and
+#: evidence: docs/results/mf_learning_rates.md).  A loss not listed keeps SGD at its ``sgd_lr``.
+DEFAULTS: dict[str, Defaults] = {
+    # Eq 16 in log space: its plain product vanishes (2^-(R-1)) for users with many positives
+    "listwise_rr": Defaults("sgd", 1000.0, (("log", True),)),
+}
+#: Adam's learning rate when the optimiser asked for is not the loss's default one
+ADAM_LEARNING_RATE = 0.01
 #: persistence of the evaluation metric a loss aims at when its family needs one and the loss takes none
 DEFAULT_P = 0.95
 
@@ -119,9 +140,13 @@ class RankingLoss:
     sampled : bool
         True when the loss draws random numbers (k-OS, WARP).
     sgd_learning_rate : float
-        The estimators' SGD learning rate when none is given.
+        The estimators' SGD learning rate when SGD is asked for without a rate.
     options : dict
-        The options bound to the function.
+        The options bound to the function (the registry's defaults included).
+    optimizer : str
+        The estimators' optimiser when none is given (:data:`DEFAULTS`).
+    learning_rate : float
+        The estimators' learning rate when none is given, for ``optimizer``.
     """
 
     name: str
@@ -130,6 +155,16 @@ class RankingLoss:
     sgd_learning_rate: float = 0.1
     options: dict = field(default_factory=dict)
     function: Callable = field(default=None, repr=False, compare=False)
+    optimizer: str = "sgd"
+    learning_rate: float | None = None
+
+    def default_learning_rate(self, optimizer: str) -> float:
+        """The learning rate the estimators use with ``optimizer`` when none is given: the
+        loss's searched default for its default optimiser, else ``sgd_learning_rate`` for SGD
+        and :data:`ADAM_LEARNING_RATE` for Adam."""
+        if optimizer == self.optimizer and self.learning_rate is not None:
+            return self.learning_rate
+        return self.sgd_learning_rate if optimizer == "sgd" else ADAM_LEARNING_RATE
 
     def __call__(self, scores: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor | None = None,
                  generator: torch.Generator | None = None) -> torch.Tensor:
@@ -161,14 +196,15 @@ def _check_option_values(options: dict) -> None:
         raise ValueError(f"margin must be a non-negative number, got {options['margin']!r}")
     if "gain" in options and options["gain"] not in ("exp", "linear"):
         raise ValueError(f"gain must be 'exp' (2**l - 1) or 'linear' (l), got {options['gain']!r}")
-    if "normalize" in options and not isinstance(options["normalize"], bool):
-        raise TypeError(f"normalize must be True or False, got {options['normalize']!r}")
+    for flag in ("normalize", "log"):
+        if flag in options and not isinstance(options[flag], bool):
+            raise TypeError(f"{flag} must be True or False, got {options[flag]!r}")
     for name, none_ok in (("n_positives", False), ("k", False), ("n_draws", True), ("max_trials", True)):
         if name in options:
             check_positive_int(options[name], name, allow_none=none_ok)
 
 
-def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
+def make_loss(name: str, bounding: str | None = None, *, training_defaults: bool = False, **options) -> RankingLoss:
     """Build a loss from its registry name and options.
 
     Parameters
@@ -187,6 +223,10 @@ def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
         bounds (thesis Ch. 3-4): ``"minmax"``, ``"expectation"``, ``"expectation_max"`` or
         ``"distribution"`` (see ``gbrank.torch._bounded``).  Also accepted as a name suffix,
         ``"listwise_nrbp+minmax"``; the canonical name carries the suffix.
+    training_defaults : bool, default False
+        Add the loss options of the estimators' defaults (:data:`DEFAULTS`, e.g. ``log=True``
+        for ``listwise_rr``) under the given ones; the estimators pass True.  False builds
+        the loss as the paper defines it.
 
     Examples
     --------
@@ -226,7 +266,8 @@ def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
     if unknown:
         raise ValueError(f"loss {base!r} does not take option(s) {unknown}; it takes {sorted(entry.options)}")
     _check_option_values(options)
-    bound = dict(options)
+    chosen = DEFAULTS.get(base + "+bounded" if bounding is not None else base)
+    bound = {**dict(chosen.options), **options} if training_defaults and chosen is not None else dict(options)
     function, metric, canonical = entry.function, entry.metric, base
     if entry.needs_p:
         function = partial(entry.function, p=spec.p)
@@ -238,8 +279,13 @@ def make_loss(name: str, bounding: str | None = None, **options) -> RankingLoss:
                              f"not to {base!r}")
         if bound.get("normalize"):
             raise ValueError("normalize=True is the min-max bounding already; use bounding='minmax' instead")
+        if bound.get("log"):
+            raise ValueError("log=True (-ln RR~) does not combine with a bounding, which maps the smoothed RR "
+                             "itself; drop log or the bounding")
+        bound.pop("log", None)
         bound.pop("normalize", None)
         function = partial(bounded_listwise_loss, function=function, metric=BOUNDED_METRIC[base], bounding=bounding)
         canonical = f"{canonical}+{bounding}"
         lr = entry.bounded_sgd_lr or lr
-    return RankingLoss(canonical, metric, entry.sampled, lr, bound, function)
+    chosen = chosen or Defaults("sgd", lr)
+    return RankingLoss(canonical, metric, entry.sampled, lr, bound, function, chosen.optimizer, chosen.learning_rate)

@@ -10,6 +10,7 @@ import torch
 
 from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, check_unique_pairs, csr_difference, csr_from,
                             csr_rows, csr_take, display_id, holdout, sample_negatives)
+from .._validation import check_query_ids
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
 from ._distributed import ONE_PROCESS, check_distributed, data_parallel
@@ -106,11 +107,102 @@ def _pair_scores(module, users: np.ndarray, items: np.ndarray, chunk: int = 1 <<
     return out
 
 
-def _row_scores(module, users: np.ndarray) -> np.ndarray:
+def _row_scores(module, users: np.ndarray, double: bool = True) -> np.ndarray:
+    """Scores of every item for each of ``users``: float64, or the model's float32 with ``double=False``."""
     device = module.user_factors.weight.device
     with torch.no_grad():
         u = module.user_factors(torch.from_numpy(np.asarray(users, dtype=np.int64)).to(device))
-        return (u @ module.item_factors.weight.T).double().cpu().numpy()
+        scores = u @ module.item_factors.weight.T
+        return (scores.double() if double else scores).cpu().numpy()
+
+
+def _matrix_pairs(X, y, items, user_ids, item_ids):
+    """A scipy.sparse user-item matrix as the equivalent ``(pairs, ratings, catalogue)`` of fit."""
+    if y is not None:
+        raise TypeError(
+            f"y is given, so X must be (user id, item id) pairs, not a {type(X).__name__} user-item matrix (its "
+            "stored values are the ratings): pass y=None, or pairs: m = X.tocoo(); X = np.column_stack([m.row, "
+            "m.col]); y = m.data")
+    if len(X.shape) != 2:
+        raise ValueError(f"a sparse X must be a 2-d user-item matrix, got shape {X.shape}")
+    m = X.tocoo()
+    n_rows, n_cols = X.shape
+    rows, cols = np.asarray(m.row, dtype=np.int64), np.asarray(m.col, dtype=np.int64)
+    data = np.asarray(m.data)
+    if len(data) == 0:
+        raise ValueError(f"X is a {n_rows} x {n_cols} user-item matrix without any stored entry: no interaction to "
+                         "train on")
+    if data.dtype.kind not in "biuf":
+        raise TypeError(f"the values of a sparse X are ratings and must be numbers, got dtype {data.dtype}")
+    data = data.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(data) | (data < 0))
+    if len(bad):
+        r = bad[0]
+        raise ValueError(
+            f"X stores {len(bad)} NaN, infinite or negative value(s), e.g. X[{rows[r]}, {cols[r]}] = {data[r]:g}; "
+            "its values are ratings (1 for implicit feedback) and must be finite and non-negative")
+    key = rows * n_cols + cols
+    if len(np.unique(key)) < len(key):
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        r = first[np.flatnonzero(counts > 1)[0]]
+        raise ValueError(
+            f"X stores entry ({rows[r]}, {cols[r]}) more than once ({int((counts > 1).sum())} such entries; a "
+            f"{type(X).__name__} may hold duplicates, which scipy would sum): keep one rating per (user, item), e.g. "
+            "X.sum_duplicates() to add them up, or aggregate the pairs first with pandas "
+            "(df.groupby([user, item], as_index=False)[rating].max())")
+    users = _axis_ids(user_ids, n_rows, "user_ids", "rows")
+    columns = _axis_ids(item_ids, n_cols, "item_ids", "columns")
+    pairs = pd.DataFrame({"user": users[rows], "item": columns[cols]})
+    catalogue = columns if items is None else np.concatenate([columns, np.asarray(items).reshape(-1)])
+    return pairs, data, catalogue
+
+
+def _axis_ids(ids, n: int, name: str, axis: str) -> np.ndarray:
+    """The ids of the rows or columns of a sparse X: given (unique, one per row/column) or 0..n-1."""
+    if ids is None:
+        return np.arange(n, dtype=np.int64)
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or len(ids) != n:
+        raise ValueError(f"{name} must give one id per {axis[:-1]} of X: X has {n} {axis}, {name} has shape "
+                         f"{ids.shape}")
+    check_query_ids(ids, name, "user id" if name == "user_ids" else "item id")  # none missing, one kind
+    values, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"{name} must be unique: {display_id(values[counts > 1][0])} names "
+                         f"{int(counts[counts > 1][0])} {axis} of X")
+    return ids
+
+
+#: Scores held at a time by recommend and similar_items (users or items per batch x catalogue).
+_SCORES_PER_BATCH = 1 << 22
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Column indices of the ``k`` largest scores of each row, best first.
+
+    Ties are broken by the lower column (the order of a stable full sort of ``-scores``).
+    ``np.argpartition`` selects k candidates in linear time and only those are sorted; a
+    row whose k-th largest score is tied with a score outside the k (where the partition's
+    choice among equals is arbitrary) is sorted in full instead, so the answer is always
+    that of the full stable sort.
+
+    Examples
+    --------
+    >>> top_k(np.array([[0.1, 0.9, 0.5, 0.9], [3.0, 2.0, 1.0, 0.0]]), 2).tolist()
+    [[1, 3], [0, 1]]
+    """
+    n = scores.shape[1]
+    if k >= n:
+        return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    part = np.argpartition(scores, n - k, axis=1)[:, n - k:]  # the k largest, in no order
+    values = np.take_along_axis(scores, part, axis=1)
+    order = np.lexsort((part, -values), axis=1)
+    top = np.take_along_axis(part, order, axis=1)
+    kth = np.take_along_axis(values, order[:, -1:], axis=1)
+    tied = np.flatnonzero(np.count_nonzero(scores >= kth, axis=1) > k)  # ties across the boundary
+    if len(tied):
+        top[tied] = np.argsort(-scores[tied], axis=1, kind="stable")[:, :k]
+    return top
 
 
 class _Validation:
@@ -154,13 +246,15 @@ class MFRanker(TorchRanker):
     nsr : int, default 1
         Negative sampling ratio: negatives per training positive (paper: 1, 2, 5).  Also the
         ratio of the sampled validation lists.
-    optimizer : {"sgd", "adam"}, default "sgd"
-        The paper trains with SGD; the thesis with Adam.
+    optimizer : {"sgd", "adam"} or None, default None
+        None: the loss's default (``make_loss(loss).optimizer``, from the registry's
+        ``DEFAULTS``, chosen by ``benchmarks/mf_learning_rates.py``; see docs/torch.md,
+        "Default optimiser and learning rate per loss").  The paper trains with SGD; the
+        thesis with Adam.
     learning_rate : float or None
-        None: 0.01 for Adam; for SGD a value per loss (``make_loss(loss).sgd_learning_rate``,
-        the best of 0.1, 1, ..., 1000 on MovieLens: 1000 for the normalised listwise
-        losses, 0.1 for the listwise nRBP loss, 1 to 10 for the lambda losses, 10 to 100
-        for k-OS, WARP and BPR).
+        None: the loss's default for the optimiser (``make_loss(loss).default_learning_rate
+        (optimizer)``): the searched rate for the loss's default optimiser, else the loss's
+        ``sgd_learning_rate`` for SGD and 0.01 for Adam.
     weight_decay : float, default 0
         L2 penalty of the optimiser.
     epochs : int, default 100
@@ -224,7 +318,8 @@ class MFRanker(TorchRanker):
     loss_ : RankingLoss
     eval_metric_ : str
     history_ : pandas.DataFrame
-        Per epoch: loss, seconds, and the validation metric where evaluated.
+        Per epoch: loss, seconds, and the validation metric where evaluated (plus the
+        columns of ``fit``'s ``monitor``).
     best_epoch_, best_score_ : int, float or None
         Epoch whose weights were kept, and its validation score.
 
@@ -235,6 +330,14 @@ class MFRanker(TorchRanker):
     ...                  validation_size=0).fit(X)
     >>> model.recommend([0], k=2).shape
     (1, 2)
+
+    The same interactions as a scipy.sparse user-item matrix (rows users, columns items):
+
+    >>> import scipy.sparse as sp
+    >>> m = sp.csr_matrix(([1.0] * len(X), ([u for u, _ in X], [i for _, i in X])))
+    >>> same = MFRanker(loss="lambda_ndcg", epochs=3, verbose=0, random_state=0, validation_size=0).fit(m)
+    >>> bool((same.predict(X) == model.predict(X)).all()), same.similar_items([0], k=2).shape
+    (True, (1, 2))
     """
 
     # what save/load keep (gbrank.torch._persist)
@@ -247,7 +350,7 @@ class MFRanker(TorchRanker):
         return {"n_users": module.user_factors.num_embeddings, "n_items": module.item_factors.num_embeddings,
                 "n_factors": module.user_factors.embedding_dim}
 
-    def __init__(self, loss: str = "listwise_nrbp", n_factors: int = 32, nsr: int = 1, optimizer: str = "sgd",
+    def __init__(self, loss: str = "listwise_nrbp", n_factors: int = 32, nsr: int = 1, optimizer: str | None = None,
                  learning_rate: float | None = None, weight_decay: float = 0.0, epochs: int = 100,
                  batch_size: int = 32, eval_every: int = 1, eval_metric: str | None = None,
                  eval_protocol: str = "sampled", validation_size: float = 0.1, early_stopping: int | None = None,
@@ -287,17 +390,24 @@ class MFRanker(TorchRanker):
         return tags
 
     # ---- fit --------------------------------------------------------------------------
-    def fit(self, X, y=None, *, items=None, eval_set=None):
+    def fit(self, X, y=None, *, items=None, eval_set=None, user_ids=None, item_ids=None, monitor=None):
         """Train on (user, item) interactions.
 
         Parameters
         ----------
-        X : array-like of shape (n, 2)
-            (user id, item id) pairs; ids may be any hashable values.
+        X : array-like of shape (n, 2), or scipy.sparse matrix or array
+            (user id, item id) pairs; ids may be any hashable values.  Or a user-item
+            matrix: rows are users, columns items, and every stored entry an interaction
+            whose value is its rating (1s for implicit feedback; an explicitly stored 0 is
+            an interaction rated 0: never a positive, never drawn as a negative; drop such
+            entries first with ``X.eliminate_zeros()`` if they mean nothing).  Every column
+            is an item of the catalogue, interacted with or not.  The model is the one
+            ``fit(pairs, ratings, items=item ids)`` trains on the equivalent pairs.
         y : array-like of shape (n,), optional
             Ratings (binarised at ``relevance_threshold``) or 1s; None means every pair is
             a positive.  Pairs below the threshold are interactions too: they are never
-            drawn as negatives, nor recommended with ``exclude_seen``.
+            drawn as negatives, nor recommended with ``exclude_seen``.  Must be None for a
+            sparse ``X`` (its values are the ratings).
         items : array-like, optional
             Further item ids of the catalogue (e.g. ``split.items``): they get factors, can
             be drawn as negatives and recommended, though no user interacted with them in X.
@@ -305,11 +415,31 @@ class MFRanker(TorchRanker):
             Explicit candidate lists for model selection (e.g. ``split.X_test,
             split.y_test``, which is the paper's choice of the epoch on the test set);
             replaces the internal validation split.
+        user_ids, item_ids : array-like, optional
+            For a sparse ``X`` only: the ids of its rows and of its columns (unique, one
+            per row / column).  Default: the row and column indices 0, 1, ...
+        monitor : callable or None
+            ``monitor(estimator, epoch) -> dict[str, float]``, called after every evaluated
+            epoch (every ``eval_every`` epochs and after the last), after the validation
+            score, with the estimator scoring with the weights of that epoch:
+            ``predict``, ``score`` and ``recommend`` work inside it (in eval mode, without
+            gradients).  Its values become columns of ``history_`` (NaN at the epochs not
+            evaluated); it must not change the estimator, and does not change the
+            training (the same seed gives the same weights with or without it).  E.g.
+            the test-set metric of every epoch:
+            ``monitor=lambda est, epoch: {"test_ndcg": est.score(X_test, y_test)}``.
 
         Returns
         -------
         self
         """
+        if hasattr(X, "tocoo") and hasattr(X, "nnz"):
+            X, y, items = _matrix_pairs(X, y, items, user_ids, item_ids)
+        elif user_ids is not None or item_ids is not None:
+            raise ValueError("user_ids and item_ids name the rows and columns of a scipy.sparse user-item matrix X; "
+                             "with (user id, item id) pairs, X holds the ids themselves: leave them out")
+        if monitor is not None and not callable(monitor):
+            raise TypeError(f"monitor must be a callable monitor(estimator, epoch) -> dict or None, got {monitor!r}")
         loss, metric, config, device, rng, generator = self._setup()
         check_distributed(self.distributed, self.random_state)
         nsr = check_nsr(self.nsr)
@@ -403,14 +533,19 @@ class MFRanker(TorchRanker):
 
         module = MatrixFactorization(n_users, n_items, int(self.n_factors))
         module.reset_parameters(float(self.init_std), generator)
-        with self._replicas(device) as replicas:
-            device = replicas.device_for(device)
-            module.to(device)
-            history, best_epoch, best_score = train(module, task, loss, config, device, generator, rng, str(metric),
-                                                    replicas)
+        # fitted before training, so that a monitor can predict and score with the current weights
+        self.loss_, self.eval_metric_ = loss, str(metric)
+        try:
+            with self._replicas(device) as replicas:
+                device = replicas.device_for(device)
+                self.module_ = module.to(device)
+                history, best_epoch, best_score = train(
+                    module, task, loss, config, device, generator, rng, str(metric), replicas,
+                    monitor=None if monitor is None else (lambda epoch: monitor(self, epoch)))
+        except BaseException:
+            self.__dict__.pop("module_", None)  # a failed fit leaves no half-trained model behind
+            raise
         self.module_ = module.cpu().eval()
-        self.loss_ = loss
-        self.eval_metric_ = str(metric)
         self.history_ = history
         self.best_epoch_ = int(best_epoch)
         self.best_score_ = best_score
@@ -452,8 +587,8 @@ class MFRanker(TorchRanker):
     def _score_codes(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         return _pair_scores(self.module_, users, items)
 
-    def _score_user_rows(self, users: np.ndarray) -> np.ndarray:
-        return _row_scores(self.module_, users)
+    def _score_user_rows(self, users: np.ndarray, double: bool = True) -> np.ndarray:
+        return _row_scores(self.module_, users, double)
 
     def _seen(self):
         return self.seen_indptr_, self.seen_items_
@@ -464,8 +599,14 @@ class MFRanker(TorchRanker):
         u, i, _ = self._codes(X)
         return self._score_codes(u, i)
 
-    def recommend(self, users, k: int = 10, exclude_seen: bool = True, return_scores: bool = False):
+    def recommend(self, users, k: int = 10, exclude_seen: bool = True, return_scores: bool = False,
+                  filter_items=None):
         """The top ``k`` items of each user, best first.
+
+        Scores every item for a batch of users at a time (s(u, i) = <U_u, V_i>), then
+        selects each user's top ``k`` with ``np.argpartition`` and sorts only those
+        (:func:`top_k`).  Ties are broken by the item's position in ``items_`` (the sorted
+        ids): the lower id first, as a stable full sort would.
 
         Parameters
         ----------
@@ -475,11 +616,21 @@ class MFRanker(TorchRanker):
             Leave out the items the user interacted with in ``fit`` (any rating).
         return_scores : bool, default False
             Also return the scores.
+        filter_items : array-like of item ids, optional
+            Items never to recommend to anyone (e.g. unavailable ones), as in the
+            ``implicit`` library's ``recommend``.  Every id must be known (``items_``).
 
         Returns
         -------
         items : numpy.ndarray of shape (len(users), k)
             Item ids; with ``return_scores``, a pair ``(items, scores)``.
+
+        Raises
+        ------
+        ValueError
+            Naming them: unknown user ids or ``filter_items`` ids; ``k`` not a positive
+            integer, or more than the items left to some requested user after
+            ``exclude_seen`` and ``filter_items``.
         """
         self._check_fitted()
         users = np.asarray(users).reshape(-1)
@@ -490,17 +641,100 @@ class MFRanker(TorchRanker):
                              f"{self.n_users_} users of fit (minus those dropped by min_positives)")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}")
+        filtered = self._item_codes(filter_items, "filter_items")
         n_seen = np.diff(self.seen_indptr_)[codes] if exclude_seen else np.zeros(len(codes), dtype=np.int64)
-        if len(codes) and k > self.n_items_ - n_seen.max():
-            raise ValueError(f"k={k} exceeds the {self.n_items_ - int(n_seen.max())} items a requested user "
-                             "has not seen; lower k or pass exclude_seen=False")
-        scores = self._score_user_rows(codes)
-        if exclude_seen:
+        if exclude_seen and len(filtered) and len(codes):  # items both seen and filtered count once
             local, items = csr_take(self.seen_indptr_, self.seen_items_, codes)
-            scores[local, items] = -np.inf
-        top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-        ids = self.items_[top]
-        return (ids, np.take_along_axis(scores, top, axis=1)) if return_scores else ids
+            n_seen = n_seen - np.bincount(local[np.isin(items, filtered)], minlength=len(codes))
+        left = self.n_items_ - len(filtered) - n_seen
+        if len(codes) and k > left.min():
+            raise ValueError(f"k={k} exceeds the {int(left.min())} items a requested user has not seen"
+                             f"{' and that are not in filter_items' if len(filtered) else ''}; lower k"
+                             f"{' or pass exclude_seen=False' if exclude_seen else ''}")
+        out_items = np.empty((len(codes), k), dtype=np.int64)
+        out_scores = np.empty((len(codes), k), dtype=np.float64)
+        step = max(1, _SCORES_PER_BATCH // max(self.n_items_, 1))
+        for a in range(0, len(codes), step):
+            rows = codes[a:a + step]
+            scores = self._score_user_rows(rows, double=False)  # float32: the order is that of float64
+            if exclude_seen:
+                local, items = csr_take(self.seen_indptr_, self.seen_items_, rows)
+                scores[local, items] = -np.inf
+            scores[:, filtered] = -np.inf
+            top = top_k(scores, k)
+            out_items[a:a + step] = top
+            out_scores[a:a + step] = np.take_along_axis(scores, top, axis=1)
+        ids = self.items_[out_items]
+        return (ids, out_scores) if return_scores else ids
+
+    def similar_items(self, items, k: int = 10, return_scores: bool = False, filter_items=None):
+        r"""The ``k`` items most similar to each given item, most similar first.
+
+        Similarity is the cosine of the item factors,
+        :math:`\cos(i, j) = \langle V_i, V_j \rangle / (\lVert V_i \rVert \lVert V_j \rVert)`,
+        in [-1, 1] (0 where a factor vector is all zeros).  The item itself is never among
+        its own similar items.  Ties are broken by the position in ``items_`` (lower id
+        first), as in :meth:`recommend`.
+
+        Parameters
+        ----------
+        items : array-like of item ids
+        k : int, default 10
+        return_scores : bool, default False
+            Also return the cosine similarities.
+        filter_items : array-like of item ids, optional
+            Items never to return.
+
+        Returns
+        -------
+        similar : numpy.ndarray of shape (len(items), k)
+            Item ids; with ``return_scores``, a pair ``(similar, cosines)``.
+
+        Raises
+        ------
+        ValueError
+            Naming them: unknown item ids (in ``items`` or ``filter_items``); ``k`` not a
+            positive integer, or more than the other items left after ``filter_items``.
+        """
+        self._check_fitted()
+        codes = self._item_codes(items, "items")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        filtered = self._item_codes(filter_items, "filter_items")
+        left = self.n_items_ - 1 - len(filtered) + np.isin(codes, filtered)
+        if len(codes) and k > left.min():
+            raise ValueError(f"k={k} exceeds the {int(left.min())} other items"
+                             f"{' not in filter_items' if len(filtered) else ''} a requested item can be similar to; "
+                             "lower k")
+        with torch.no_grad():
+            factors = self.module_.item_factors.weight.detach().double().cpu().numpy()
+        norms = np.linalg.norm(factors, axis=1)
+        unit = factors / np.where(norms > 0, norms, 1.0)[:, None]
+        out_items = np.empty((len(codes), k), dtype=np.int64)
+        out_scores = np.empty((len(codes), k), dtype=np.float64)
+        step = max(1, _SCORES_PER_BATCH // max(self.n_items_, 1))
+        for a in range(0, len(codes), step):
+            rows = codes[a:a + step]
+            scores = unit[rows] @ unit.T
+            scores[np.arange(len(rows)), rows] = -np.inf  # not itself
+            scores[:, filtered] = -np.inf
+            top = top_k(scores, k)
+            out_items[a:a + step] = top
+            out_scores[a:a + step] = np.take_along_axis(scores, top, axis=1)
+        ids = self.items_[out_items]
+        return (ids, out_scores) if return_scores else ids
+
+    def _item_codes(self, ids, name: str) -> np.ndarray:
+        """Positions in ``items_`` of item ids (None: none); unknown ids raise ValueError naming them."""
+        if ids is None:
+            return np.zeros(0, dtype=np.int64)
+        ids = np.asarray(ids).reshape(-1)
+        codes = pd.Index(self.items_).get_indexer(ids)
+        if (codes < 0).any():
+            shown = ", ".join(display_id(v) for v in pd.unique(ids[codes < 0])[:5])
+            raise ValueError(f"{name} holds {len(pd.unique(ids[codes < 0]))} unknown item id(s) ({shown}); the model "
+                             f"knows the {self.n_items_} items of fit (its items_)")
+        return np.unique(codes).astype(np.int64) if name == "filter_items" else codes.astype(np.int64)
 
     def score(self, X, y) -> float:
         """Mean of ``eval_metric_`` over the users of candidate lists (X, y), via :func:`gbrank.evaluate`.

@@ -14,6 +14,11 @@ in closed form with the same distribution (the number of draws is geometric in t
 of violating negatives, the violator uniform among them), so no budget of draws is
 generated and none is wasted.
 
+On the CPU with plain SGD, ``gbrank.torch._sampled_sgd.sgd_epoch`` runs a whole BPR or WARP
+epoch in numba on the factor matrices, with the same lists, draws, losses and update as the
+torch path (tested against it step by step and epoch by epoch); the functions here remain
+the definition and the GPU / DDP path.
+
 References: Rendle et al., BPR (UAI 2009); Weston, Bengio & Usunier, WSABIE/WARP (IJCAI
 2011); Weston, Yee & Weiss, k-order statistic loss (RecSys 2013), Algorithms 1-3.
 """

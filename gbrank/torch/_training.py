@@ -114,14 +114,48 @@ def train_epoch(module, task, loss, optimizer, device, generator, rng, max_pairs
     return (total / count if count else float("nan")), count
 
 
+def call_monitor(monitor, module, epoch: int, taken: set) -> dict[str, float]:
+    """``monitor(epoch)`` with ``module`` in eval mode and under ``torch.no_grad()`` (its
+    train/eval mode restored after), its answer checked: a dict of new column names to
+    numbers, as floats."""
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad():
+            values = monitor(epoch)
+    finally:
+        module.train(was_training)
+    if not isinstance(values, dict):
+        raise TypeError(f"monitor must return a dict of column name -> number, got {type(values).__name__} at "
+                        f"epoch {epoch}")
+    out = {}
+    for name, value in values.items():
+        if not isinstance(name, str) or name in taken:
+            raise ValueError(f"monitor returned the column {name!r} at epoch {epoch}; use str names other than "
+                             f"{sorted(taken)} (those columns of history_ are taken)")
+        if isinstance(value, (np.ndarray, torch.Tensor, np.generic)) and value.ndim == 0:
+            value = value.item()  # a numpy or torch scalar
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"monitor returned {name}={value!r} at epoch {epoch}; each value must be one number")
+        out[name] = float(value)
+    return out
+
+
 def train(module, task, loss, config: TrainConfig, device: torch.device, generator: torch.Generator,
-          rng: np.random.Generator, metric_name: str | None, replicas=ONE_PROCESS):
+          rng: np.random.Generator, metric_name: str | None, replicas=ONE_PROCESS, monitor=None):
     """Train ``module`` in place; returns ``(history DataFrame, best_epoch, best_score)``.
 
     With validation (``task.validate`` returning a number) the module ends with the weights
     of its best evaluated epoch; without, with those of the last epoch.  ``replicas`` are
     the processes of a DDP run (``gbrank.torch._distributed``): the steps run on a
     ``DistributedDataParallel`` wrapper of ``module``, validation on rank 0 only.
+
+    ``monitor``, a callable ``monitor(epoch) -> dict[str, float]`` or None, is called after
+    every evaluated epoch (every ``eval_every`` epochs and after the last), after the
+    validation score, with the weights of that epoch, in eval mode and without gradients
+    (the mode is restored after); its values become columns of the history (NaN at the
+    epochs not evaluated).  It runs on rank 0 only, and draws nothing from ``rng`` or
+    ``generator``: a monitor does not change the training.
     """
     optimizer = OPTIMIZERS[config.optimizer](module.parameters(), lr=config.learning_rate,
                                              weight_decay=config.weight_decay)
@@ -137,6 +171,7 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
         check_divergence(module, mean_loss, epoch, loss, config)
         row = {"epoch": epoch, "loss": mean_loss, "seconds": time.perf_counter() - start}
         if epoch % config.eval_every == 0 or epoch == config.epochs:
+            was_training = module.training
             module.eval()
             with torch.no_grad():
                 score = replicas.agree(lambda: task.validate(module))
@@ -148,6 +183,9 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
                 else:
                     stale += 1
                 bar.set_postfix({"loss": f"{mean_loss:.4g}", metric_name: f"{score:.4f}"})
+            if monitor is not None and replicas.rank == 0:
+                row.update(call_monitor(monitor, module, epoch, {"epoch", "loss", "seconds"} | {metric_name} - {None}))
+            module.train(was_training)
         history.append(row)
         if replicas.rank == 0:
             log.debug("epoch %d: loss %.6g%s (%.2f s)", epoch, mean_loss,
