@@ -2,7 +2,7 @@
 
     gbrank evaluate RUN QRELS -m ndcg@10 -m ap [--empty zero] [--ties average] ...
     gbrank bench letor [--data example|mq2008|FOLDER] [--contenders ...] [--quick] ...
-    gbrank bench mf [--data movielens|citeulike|FILE] [--losses ...] [--nsr 1,2,5] ...
+    gbrank bench mf [--data movielens|citeulike|citeulike-paper|FILE|FOLDS] [--losses ...] [--nsr 1,2,5] ...
 
 Each sub-command is a pair of functions: ``_add_<name>(subparsers)`` declares its
 arguments and sets ``handler``; the handler imports what it needs (numpy, pandas, numba,
@@ -246,6 +246,19 @@ def _add_bench_letor(bench_subparsers) -> None:
                         "has no vali split (the bundled example has none)")
     p.add_argument("--baseline", default="lightgbm:lambdarank",
                    help="contender the others are tested against (added if not selected)")
+    p.add_argument("--also-against", action="append", default=None, metavar="NAMES",
+                   help="more references, comma-separated (e.g. catboost:YetiRank): every contender is "
+                        "also tested against each, Holm-corrected per reference and metric (added if not "
+                        "selected); effects.md gives the differences with 95%% CIs")
+    p.add_argument("--tune", choices=("none", "grid", "random"), default="none",
+                   help="fair tuning: every contender trained with the same configurations of learning "
+                        "rate, leaves (CatBoost: depth round(log2(leaves))), min child weight and L2 "
+                        "regularisation, each early-stopped on the vali split; the vali-best one per "
+                        "contender and fold is evaluated on test. grid: a fixed 16-configuration grid; "
+                        "random: --tune-budget draws with --seed (docs/bench.md lists both); none: the "
+                        "single setting of --learning-rate, --num-leaves, --depth")
+    p.add_argument("--tune-budget", type=int, default=None, metavar="N",
+                   help="number of random configurations of --tune random; when left out, 8")
     p.add_argument("--out", default=None,
                    help="output folder (default runs/bench-letor-<data>)")
     p.add_argument("--jobs", type=int, default=1,
@@ -272,6 +285,7 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
             seed=args.seed, vali_fraction=args.vali_fraction, baseline=args.baseline,
             out_dir=args.out, jobs=args.jobs, threads=args.threads,
             command=" ".join(["gbrank", *(shlex.quote(a) for a in args.argv)]),
+            tune=args.tune, tune_budget=args.tune_budget, also_against=args.also_against,
         )
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
@@ -289,40 +303,69 @@ _MF_LOSSES_HELP = (
 def _add_bench_mf(bench_subparsers) -> None:
     p = bench_subparsers.add_parser(
         "mf",
-        help="the recommendation protocol of Li et al. 2021 with gbrank's MF: losses x NSR x random splits",
+        help="the recommendation protocol of Li et al. 2021 with gbrank's MF: losses x NSR x splits, baselines, "
+             "both selections, the paper's tables",
         description=(
-            "For every NSR (negatives per positive) and seeded random split (ratings >= threshold "
-            "are positives; users with at least --min-positives positives; 20% of each user's "
-            "positives held out; NSR x as many sampled test negatives), train matrix factorisation "
-            "with every chosen loss, choosing the epoch on a validation split of each user's "
-            "training positives (never the test set). Evaluate each model on the full catalogue "
-            "(every never-interacted item ranked), on the sampled test lists (the paper's "
-            "protocol), and with the corrected sampled estimate of the full-catalogue metric "
-            "(Krichene & Rendle 2020). Writes per-user scores, summary.md/json (means with 95% "
-            "CIs, paired t-tests against --baseline with Holm's correction) and plots for each "
-            "protocol to OUT/full, OUT/sampled, OUT/corrected, and OUT/summary.md and "
-            "OUT/config.json. Finished runs are cached in OUT/runs and reused when the command "
-            "is run again with the same settings; processes sharing one OUT split the runs."
+            "For every NSR (negatives per positive) and split, train matrix factorisation with every chosen "
+            "loss and learning rate, and score the popularity and random baselines. Splits are seeded random "
+            "splits (ratings >= threshold are positives; users with at least --min-positives positives; 20% "
+            "of each user's positives held out) or ready folds (--data FOLDER with fold_K/train.csv[.gz] and "
+            "fold_K/test.csv[.gz], or citeulike-paper: the paper's own CiteULike-a folds); NSR x as many test "
+            "negatives are drawn once per user. Before any training every NSR, split and user is checked for "
+            "enough training, validation and test negatives (exit 2 with the counts and the fix, or "
+            "--drop-infeasible-users). Training runs up to --epochs (the paper's 3000) with early stopping on a "
+            "validation split of each user's training positives; every evaluated epoch records the paper's six "
+            "metrics (AP, nDCG, RR, RBP at p = 0.8, 0.9, 0.95) on the test and validation lists, from which "
+            "two selections of (learning rate, epoch) are reported: (a) the paper's, on the test metric "
+            "(optimistic), and (b) the honest one, on validation. Each model is also evaluated on the full "
+            "catalogue, on the sampled test lists and with the corrected sampled estimate (Krichene & Rendle "
+            "2020): OUT/full, OUT/sampled, OUT/corrected, OUT/summary.md (with losses at or below popularity "
+            "flagged), OUT/selection.csv, and on the paper's folds OUT/paper_comparison.md/.json. Finished "
+            "runs are cached in OUT/runs and reused; processes sharing one OUT split the runs."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--data", default="movielens",
-                   help="'movielens' (ml-latest-small) or 'citeulike' (CiteULike-a) under $GBRANK_DATA, or a "
-                        "path: a MovieLens ratings file/folder, a CiteULike users.dat, or a CSV/TSV file with "
-                        "a header naming columns user, item and optionally rating")
+                   help="'movielens' (ml-latest-small) or 'citeulike' (CiteULike-a) under $GBRANK_DATA; "
+                        "'citeulike-paper' ($GBRANK_DATA/citeulike-a-paper-splits: the paper's own folds and "
+                        "result tables); a folder of ready folds fold_K/{train,test}.csv[.gz] (columns user,item "
+                        "or user_id,item_id, optionally rating); or a path: a MovieLens ratings file/folder, a "
+                        "CiteULike users.dat, or a CSV/TSV file with a header naming columns user, item and "
+                        "optionally rating")
     p.add_argument("--nsr", default=None,
                    help="negative sampling ratios, comma-separated (default 1,2,5; --quick: 1)")
-    p.add_argument("--splits", type=int, default=None,
-                   help="seeded random splits per NSR; split i uses seed --seed + i (default 3; --quick: 1)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first split (and of its models)")
+    p.add_argument("--splits", default=None,
+                   help="random splits: how many (split i uses seed --seed + i; default 3, --quick: 1); ready "
+                        "folds: a count (the first N folds) or fold names such as fold_0,fold_2 (default all; "
+                        "--quick: the first)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the first random split (and of its models); for ready folds, of the test "
+                        "negatives (with the fold and NSR)")
     p.add_argument("--losses", action="append", default=None, metavar="NAMES", help=_MF_LOSSES_HELP)
     p.add_argument("--baseline", default="listwise_nrbp",
                    help="loss the others are tested against (added if not selected)")
-    p.add_argument("--epochs", type=int, default=None, help="most epochs per model (default 40; --quick: 3)")
+    p.add_argument("--baselines", default="popularity,random",
+                   help="non-learned contenders evaluated under every protocol: popularity, random, or none")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="most epochs per model (default 3000, the paper's; --quick: 3); early stopping ends "
+                        "training sooner")
     p.add_argument("--patience", type=int, default=None,
-                   help="stop after this many epochs without validation improvement (default 8; --quick: 2)")
-    p.add_argument("--learning-rate", type=float, default=0.01)
-    p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
+                   help="stop after this many evaluated epochs without validation improvement (default 50, "
+                        "measured: docs/bench.md, Convergence; --quick: 2)")
+    p.add_argument("--learning-rates", "--learning-rate", dest="learning_rates", default=None, metavar="RATES",
+                   help="comma-separated learning rates for every loss, each (loss, rate) a cached run; or a grid "
+                        "per family or loss, 'listwise=1,10;lambda=0.001,0.01' (the longest matching key applies; "
+                        "losses no key names keep their default rate); or 'paper': the SIGIR'21 SGD grid, listwise "
+                        "0.001,0.01,0.1,1,3,10 and lambda 0.001,0.01 (default: each loss's default rate for the "
+                        "optimizer)")
+    p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam",
+                   help="adam, or sgd as in the paper")
+    p.add_argument("--fixed-train-negatives", action="store_true",
+                   help="draw each user's training negatives once, as the paper's code does (default: redrawn "
+                        "every epoch)")
+    p.add_argument("--drop-infeasible-users", action="store_true",
+                   help="leave out the users of an NSR and split that have too few items left for their "
+                        "training, validation or test negatives (counted in the reports) instead of stopping")
     p.add_argument("--n-factors", type=int, default=32)
     p.add_argument("--batch-size", type=int, default=32, help="users (lists) per step")
     p.add_argument("--validation-size", type=float, default=0.1,
@@ -354,28 +397,29 @@ def _add_bench_mf(bench_subparsers) -> None:
 def _run_bench_mf(args: argparse.Namespace, out) -> int:
     import os
     import shlex
-    import sys
 
     if args.threads is not None and args.threads < 1:
         raise CommandError(f"--threads must be a positive integer, got {args.threads}")
-    if "torch" not in sys.modules and "numba" not in sys.modules:
+    if args.jobs == 1:
         # the runs of --jobs 1 happen in this process: give torch and numba the thread budget
-        # before they load (workers of --jobs > 1 set their own)
-        threads = args.threads or max(1, (os.cpu_count() or 1) // max(1, args.jobs))
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-            os.environ[var] = str(threads)
+        # (workers of --jobs > 1 set their own)
+        from gbrank.bench._pool import thread_budget
+
+        thread_budget(args.threads or max(1, os.cpu_count() or 1))
 
     from gbrank.bench import prepare_mf, run_mf
 
     try:
         plan = prepare_mf(data=args.data, nsr=args.nsr, splits=args.splits, seed=args.seed, losses=args.losses,
                           baseline=args.baseline, epochs=args.epochs, patience=args.patience,
-                          learning_rate=args.learning_rate, optimizer=args.optimizer, n_factors=args.n_factors,
+                          learning_rates=args.learning_rates, optimizer=args.optimizer, n_factors=args.n_factors,
                           batch_size=args.batch_size, validation_size=args.validation_size,
                           relevance_threshold=args.relevance_threshold, min_positives=args.min_positives,
                           device=args.device, jobs=args.jobs, threads=args.threads, out=args.out,
                           quick=args.quick, plots=args.plots, report_only=args.report_only,
-                          negatives=args.negatives, epoch_on=args.epoch_on,
+                          negatives=args.negatives, epoch_on=args.epoch_on, baselines=args.baselines,
+                          fixed_train_negatives=args.fixed_train_negatives,
+                          drop_infeasible_users=args.drop_infeasible_users,
                           command=" ".join(["gbrank", *(shlex.quote(a) for a in getattr(args, "argv", []))]))
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None

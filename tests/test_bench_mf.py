@@ -143,7 +143,7 @@ def bench_run(tmp_path_factory):
 
 def test_bench_mf_writes_the_reports(bench_run):
     data, out, text = bench_run
-    assert "4 runs, 0 cached, 4 to train" in text
+    assert "8 runs, 0 cached, 8 to train" in text  # 2 NSR x (2 losses + the popularity and random baselines)
     for protocol in ("full", "sampled", "corrected"):
         folder = out / protocol
         for name in ("summary.md", "summary.json", "config.json", "per_query.csv.gz", "metrics.png", "wins.png",
@@ -151,15 +151,15 @@ def test_bench_mf_writes_the_reports(bench_run):
             assert (folder / name).is_file(), f"{protocol}/{name}"
         summary = json.loads((folder / "summary.json").read_text())
         assert summary["baseline"] == "listwise_nrbp"
-        assert set(summary["contenders"]) == {"listwise_nrbp", "lambda_ndcg"}
+        assert set(summary["contenders"]) == {"listwise_nrbp", "lambda_ndcg", "popularity", "random"}
         assert protocol in summary["conventions"]["protocol"]
         pq = pd.read_csv(folder / "per_query.csv.gz")
         assert set(pq["split"]) == {"nsr1-seed3", "nsr2-seed3"}
-        assert len(pq) == 2 * 2 * 30  # losses x splits x users
+        assert len(pq) == 4 * 2 * 30  # contenders x splits x users
     config = json.loads((out / "config.json").read_text())
     assert config["seeds"]["splits"] == [3]
     assert config["environment"]["torch"]
-    assert len(config["runs"]) == 4
+    assert len(config["runs"]) == 8
     md = (out / "summary.md").read_text()
     assert "| listwise_nrbp (nrbp@0.95) |" in md
     full = pd.read_csv(out / "full" / "per_query.csv.gz")
@@ -175,7 +175,7 @@ def test_bench_mf_writes_the_reports(bench_run):
             "ARP / catalogue |") in md
     assert sum(line.startswith("| lambda_ndcg | ") for line in md.splitlines()) >= 2
     beyond = pd.read_csv(out / "beyond_accuracy.csv")
-    assert len(beyond) == 4 and (beyond["k"] == 10).all()
+    assert len(beyond) == 8 and (beyond["k"] == 10).all()
     assert beyond["coverage"].between(10 / 110, 1).all()
     assert (beyond["aggregate_diversity"] == np.round(beyond["coverage"] * 110)).all()
     assert beyond["intra_list_diversity"].between(0, 2).all() and beyond["serendipity"].between(0, 1).all()
@@ -184,16 +184,20 @@ def test_bench_mf_writes_the_reports(bench_run):
 
 
 def test_summary_equals_a_direct_evaluation(bench_run):
-    """The same split and model trained directly, evaluated with evaluate_recommender."""
+    """The same split, validation split and model trained directly, evaluated with
+    evaluate_recommender."""
+    from gbrank.bench._mf_splits import carve_validation
     from gbrank.torch import MFRanker, evaluate_recommender, split_interactions
 
     data, out, _ = bench_run
     frame = pd.read_csv(data)
     X, y = frame[["user", "item"]].to_numpy(), frame["rating"].to_numpy()
     split = split_interactions(X, y, relevance_threshold=4, min_positives=25, nsr=2, random_state=3)
+    y_fit, X_val, y_val = carve_validation(split.X_train, split.y_train, threshold=4, validation_size=0.1, nsr=2,
+                                           items=split.items, seed=3)
     model = MFRanker(loss="lambda_ndcg", n_factors=32, nsr=2, optimizer="adam", learning_rate=0.01, epochs=2,
-                     batch_size=32, early_stopping=1, validation_size=0.1, relevance_threshold=4, device="cpu",
-                     random_state=3, verbose=0).fit(split.X_train, split.y_train, items=split.items)
+                     batch_size=32, early_stopping=1, validation_size=0, relevance_threshold=4, device="cpu",
+                     random_state=3, verbose=0).fit(split.X_train, y_fit, items=split.items, eval_set=(X_val, y_val))
     metrics = ["ndcg@10", "ndcg", "ap", "rr", "nrbp@0.95", "auc"]
     for protocol in ("full", "sampled"):
         direct = evaluate_recommender(model, split, protocol=protocol, metrics=metrics).mean()
@@ -230,11 +234,13 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     data, out, _ = bench_run
     runs = out / "runs"
     before = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.npz")}
-    assert len(before) == 4 and not list(runs.glob("*.tmp"))  # one file per run, no leftovers
+    assert len(before) == 8 and not list(runs.glob("*.tmp"))  # one file per run, no leftovers
     first = json.loads((out / "full" / "summary.json").read_text())["contenders"]
     plan = prepare_mf(data=str(data), nsr="1,2", splits=1, seed=3, losses=["listwise_nrbp", "lambda_ndcg"],
                       epochs=2, patience=1, out=str(out), jobs=1, threads=1)
-    removed = RunStore(runs).path(run_name(plan, 2, 3, "lambda_ndcg"))
+    lr = plan.lr_grid["lambda_ndcg"][0]
+    assert lr == 0.01  # Adam's default rate
+    removed = RunStore(runs).path(run_name(plan, 2, 3, "lambda_ndcg", lr))
     removed.unlink()  # as if killed before this run finished
     # --report-only reports the splits every loss finished and names the others
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(tmp_path / "partial"), *ARGS,
@@ -250,7 +256,7 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     assert not removed.exists()  # nothing was trained
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots"])
     assert code == 0, err
-    assert "4 runs, 3 cached, 1 to train" in text
+    assert "8 runs, 7 cached, 1 to train" in text
     after = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.npz")}
     assert {n for n in after if after[n] != before.get(n)} == {removed.name}
     again = json.loads((out / "full" / "summary.json").read_text())["contenders"]
@@ -258,7 +264,7 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     # other settings do not reuse the cache
     assert cached_run(plan, 2, 3, "lambda_ndcg") is not None
     # nor a run made under other versions, and the log says so
-    store, name = RunStore(runs), run_name(plan, 2, 3, "lambda_ndcg")
+    store, name = RunStore(runs), run_name(plan, 2, 3, "lambda_ndcg", lr)
     run = store.load(name)
     assert run.record["versions"] == run_versions()
     assert run.record["versions"]["torch"] == pytest.importorskip("torch").__version__
@@ -266,7 +272,7 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots"])
     assert code == 0, err
-    assert "4 runs, 3 cached, 1 to train" in text and "1 cached run(s) were made under other library versions" in text
+    assert "8 runs, 7 cached, 1 to train" in text and "1 cached run(s) were made under other library versions" in text
     plan.epochs = 4
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
 

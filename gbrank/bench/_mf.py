@@ -28,6 +28,7 @@ benchmark.
 from __future__ import annotations
 
 import logging
+import math
 import pathlib
 import time
 
@@ -39,15 +40,18 @@ from ._mf_plan import MFPlan, prepare_mf
 from ._mf_report import write_reports
 from ._mf_run import arrays_frame, plan_dict, train_task
 
-__all__ = ["run_mf", "prepare_mf", "cached_run", "run_name", "run_versions"]
+__all__ = ["run_mf", "prepare_mf", "cached_run", "run_name", "run_versions", "chosen_runs"]
 
 log = logging.getLogger("gbrank.bench")
 
 
-def run_name(plan: MFPlan, nsr: int, seed: int, loss: str) -> str:
-    """The run's name in the store: data, NSR, seed, loss and a hash of the training settings."""
-    readable = f"{plan.data_name}-nsr{nsr}-seed{seed}-{loss.replace('@', 'at').replace('+', '-')}"
-    return f"{_store.slug(readable)}__{_store.key(plan.training_settings(), length=12)}"
+def run_name(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> str:
+    """The run's name in the store: data, NSR, split, contender, learning rate and a hash of
+    the run's settings (:meth:`MFPlan.run_settings`)."""
+    rate = "" if lr is None else f"-lr{lr:g}"
+    readable = (f"{plan.data_name}-nsr{nsr}-{plan.split_label(seed)}-"
+                f"{contender.replace('@', 'at').replace('+', '-')}{rate}")
+    return f"{_store.slug(readable)}__{_store.key(plan.run_settings(nsr, seed, contender, lr), length=12)}"
 
 
 def run_versions() -> dict:
@@ -63,10 +67,27 @@ def _store_of(plan: MFPlan) -> _store.RunStore:
     return _store.RunStore(pathlib.Path(plan.out) / "runs")
 
 
-def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str):
-    """(frame, record) of a finished run with the same settings and versions, or None."""
-    state, run = _store_of(plan).state(run_name(plan, nsr, seed, loss), run_versions())
+def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str, lr=None):
+    """(frame, record) of a finished run with the same settings and versions, or None; ``lr``
+    None: the loss's only learning rate (its default when the plan has no grid)."""
+    if lr is None and loss in plan.lr_grid:
+        lr = plan.lr_grid[loss][0]
+    state, run = _store_of(plan).state(run_name(plan, nsr, seed, loss, lr), run_versions())
     return (arrays_frame(run.arrays), run.record) if state == "ok" else None
+
+
+def chosen_runs(plan: MFPlan, done: list, metas: dict) -> list:
+    """The run of each (NSR, split, contender) that the protocol reports use: of its
+    learning rates, the one whose model has the best validation value of the loss's own
+    metric (the epoch-selection value, ``best_validation``; the first rate on ties)."""
+    best: dict = {}
+    for run in done:
+        key = run[:3]
+        score = metas[run].get("best_validation")
+        score = -math.inf if score is None else score
+        if key not in best or score > best[key][0]:
+            best[key] = (score, run)
+    return [run for _, run in best.values()]
 
 
 def run_mf(plan: MFPlan, write=None) -> dict:
@@ -83,21 +104,37 @@ def run_mf(plan: MFPlan, write=None) -> dict:
     store, versions = _store_of(plan), run_versions()
     todo, frames, metas = [], {}, {}
     counts = {"ok": 0, "missing": 0, "stale": 0, "unreadable": 0}
+    reported_stale = []
     for run in plan.runs():
         state, stored = store.state(run_name(plan, *run), versions)
+        if state == "stale" and plan.report_only:
+            # --report-only trains nothing: a run made under other versions (another machine's
+            # torch, say) is reported as it is, and the log names the versions
+            stored = store.load(run_name(plan, *run))
+            state = "ok"
+            other = {k: v for k, v in stored.record.get("versions", {}).items() if versions.get(k) != v}
+            reported_stale.append(f"{run_name(plan, *run)} ({', '.join(f'{k} {v}' for k, v in sorted(other.items()))})")
         counts[state] += 1
         if state == "ok":
             frames[run], metas[run] = arrays_frame(stored.arrays), stored.record
         else:
             todo.append(run)
-    write(f"gbrank bench mf: {plan.data_name}, NSR {plan.nsr}, seeds {plan.seeds}, {len(plan.losses)} losses: "
+    splits = [plan.split_label(x) for x in plan.seeds]
+    grid = sorted({lr for c in plan.losses for lr in plan.learning_rates_of(c)})
+    write(f"gbrank bench mf: {plan.data_name}, NSR {plan.nsr}, splits {', '.join(splits)}, {len(plan.losses)} losses "
+          f"x learning rates {', '.join(f'{x:g}' for x in grid)} ({plan.optimizer}) + baselines "
+          f"{', '.join(plan.baselines) or 'none'}: "
           f"{len(plan.runs())} runs, {len(plan.runs()) - len(todo)} cached, {len(todo)} to train "
           f"({plan.jobs} job(s) x {plan.threads} thread(s), device {plan.device})"
           + _store.retrain_notes(counts))
+    if reported_stale:
+        write(f"--report-only: {len(reported_stale)} stored run(s) made under other versions than this "
+              f"installation's ({', '.join(f'{k} {v}' for k, v in sorted(versions.items()))}) are reported as they "
+              f"are, e.g. {reported_stale[0]}")
     if plan.report_only:
         # report the (NSR, split) pairs every loss finished; name the rest
-        missing = {(n, s) for n, s, _ in todo}
-        plan.unfinished = [f"nsr{n}-seed{s}" for n in plan.nsr for s in plan.seeds if (n, s) in missing]
+        missing = {(n, s) for n, s, _, _ in todo}
+        plan.unfinished = [f"nsr{n}-{plan.split_label(s)}" for n in plan.nsr for s in plan.seeds if (n, s) in missing]
         if len(plan.unfinished) == len(plan.nsr) * len(plan.seeds):
             raise ValueError(f"--report-only: no (NSR, split) of this plan has all its runs finished in {out / 'runs'}; "
                              "run the command without --report-only first")
@@ -111,17 +148,20 @@ def run_mf(plan: MFPlan, write=None) -> dict:
         tasks = [(shared, *run, str(store.folder), run_name(plan, *run), versions) for run in todo]
         # --jobs 1: in this process (its thread settings; the CLI sets them before torch loads)
         for task, (frame, meta, here) in train_missing(tasks, train_task, jobs=plan.jobs, threads=plan.threads):
-            run = task[1:4]
+            run = task[1:5]
             frames[run], metas[run] = frame, meta
             where = "" if here else " (trained by another process)"
-            bar.set_postfix_str(f"{run[2]} nsr{run[0]} seed{run[1]}: best epoch {meta['best_epoch']}{where}")
+            rate = "" if run[3] is None else f" lr {run[3]:g}"
+            bar.set_postfix_str(f"{run[2]}{rate} nsr{run[0]} {plan.split_label(run[1])}: best epoch "
+                                f"{meta['best_epoch']}{where}")
             bar.update()
         bar.close()
     elapsed = time.perf_counter() - start
-    done = [r for r in plan.runs() if r in frames and f"nsr{r[0]}-seed{r[1]}" not in plan.unfinished]
-    per_query = pd.concat([frames[r] for r in done], ignore_index=True)
-    meta_list = [metas[r] for r in done]
+    done = [r for r in plan.runs() if r in frames and f"nsr{r[0]}-{plan.split_label(r[1])}" not in plan.unfinished]
+    chosen = chosen_runs(plan, done, metas)
+    per_query = pd.concat([frames[r] for r in chosen], ignore_index=True)
+    meta_list = [metas[r] for r in chosen]
     with store.report_lock():
-        summaries = write_reports(plan, per_query, meta_list, elapsed)
+        summaries = write_reports(plan, per_query, meta_list, elapsed, all_meta=[metas[r] for r in done])
     write(f"reports written to {out} ({elapsed:.0f} s of training and evaluation in this call)")
     return {"per_query": per_query, "meta": meta_list, "summaries": summaries}

@@ -10,6 +10,7 @@ from dataclasses import asdict, replace
 import numpy as np
 import pandas as pd
 
+from ._mf_baselines import DESCRIPTIONS as BASELINE_TEXT
 from ._mf_plan import METRICS, PROTOCOLS, THESIS_TABLE_5_1, MFPlan
 
 
@@ -18,7 +19,8 @@ def _config(plan: MFPlan, meta_list, elapsed) -> dict:
 
     env = environment(("numpy", "scipy", "pandas", "numba", "torch", "sklearn"))
     return {"benchmark": "gbrank bench mf", "plan": asdict(plan), "environment": env,
-            "seeds": {"splits": plan.seeds, "model": "random_state = split seed"},
+            "seeds": {"splits": plan.seeds, "model": "random_state = split seed (fold number for ready folds)",
+                      "kind": "ready folds" if plan.ready else "seeded random splits"},
             "seconds_this_call": round(elapsed, 1),
             "runs": [{k: v for k, v in m.items() if k != "history"} for m in meta_list]}
 
@@ -45,8 +47,24 @@ def epoch_choice(plan: MFPlan) -> str:
     return text
 
 
-def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed) -> dict:
-    """One report per protocol (``OUT/<protocol>``) and ``OUT/summary.md`` beside them."""
+def lr_text(plan: MFPlan) -> str:
+    """The learning rates of the plan in words."""
+    if isinstance(plan.learning_rates, dict):
+        grids = "; ".join(f"{k} {', '.join(f'{x:g}' for x in v)}" for k, v in plan.learning_rates.items())
+        return (f"{plan.optimizer} with learning rates {grids} (other losses: their default rate; each loss's "
+                "protocol rows use the rate with the best validation value of its own metric)")
+    if plan.learning_rates:
+        return (f"{plan.optimizer} with learning rates {', '.join(f'{x:g}' for x in plan.learning_rates)} (each "
+                "loss's protocol rows use the rate with the best validation value of its own metric)")
+    rates = sorted({lr for loss in plan.losses for lr in plan.learning_rates_of(loss)})
+    return f"{plan.optimizer} at each loss's default learning rate ({', '.join(f'{x:g}' for x in rates)})"
+
+
+def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all_meta=None) -> dict:
+    """One report per protocol (``OUT/<protocol>``), ``OUT/summary.md`` beside them, the two
+    selections (``OUT/selection.csv``), the baseline flags (``OUT/baseline_flags.csv``) and,
+    on the paper's own splits, ``OUT/paper_comparison.md/.json``.  ``meta_list``: the runs of
+    the protocol rows (one learning rate per loss); ``all_meta``: every run of the grid."""
     from ._report import write_report
 
     out = pathlib.Path(plan.out)
@@ -58,9 +76,11 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed) -> 
                        f"{plan.relevance_threshold:g}", "gain": "binary (2^1 - 1 = 1)", "ap divisor": "R",
                        "ties": "average" if protocol == "sampled" else "strict (a negative ties nowhere)",
                        "empty lists": "none (every user has held-out positives)"}
-        notes = [f"Data: {plan.data_name} ({plan.data_summary}). Splits pooled: NSR {plan.nsr} x seeds "
-                 f"{plan.seeds}; each user appears once per split. {epoch_choice(plan)}. "
-                 f"MF with {plan.n_factors} factors, {plan.optimizer} lr {plan.learning_rate:g}, batches of "
+        notes = [f"Data: {plan.data_name} ({plan.data_summary}). Splits pooled: NSR {plan.nsr} x "
+                 f"{', '.join(plan.split_label(x) for x in plan.seeds)}; each user appears once per split. "
+                 f"{epoch_choice(plan)}. Baselines: " + ("; ".join(f"{b}: {BASELINE_TEXT[b]}" for b in plan.baselines)
+                                                        or "none") + ". "
+                 f"MF with {plan.n_factors} factors, {lr_text(plan)}, batches of "
                  f"{plan.batch_size} users, at most {plan.epochs} epochs, early stopping after {plan.patience}."]
         if plan.unfinished:
             notes.append(f"Not finished and left out (--report-only): {', '.join(plan.unfinished)}.")
@@ -75,8 +95,126 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed) -> 
     plan_done = replace(plan, nsr=[n for n in plan.nsr if (table["nsr"] == n).any()])
     if plan.plots and protocols_plot(plan_done, table, out / "protocols.png"):
         text += ("\n![sampled and corrected means against full-catalogue means](protocols.png)\n")
+    flags = baseline_flags(plan_done, per_query)
+    flags.to_csv(out / "baseline_flags.csv", index=False, float_format="%.8g")
+    text += "\n".join(baseline_section(plan_done, flags)) + "\n"
+    text += "\n".join(feasibility_section(plan)) + "\n"
+    from ._mf_select import history_frame, select, selection_means
+
+    chosen = select(history_frame(all_meta if all_meta is not None else meta_list))
+    chosen.to_csv(out / "selection.csv", index=False, float_format="%.8g")
+    means = selection_means(chosen)
+    text += "\n".join(selection_section(plan_done, means, all_meta if all_meta is not None else meta_list)) + "\n"
+    if plan.paper_tables:
+        from ._mf_paper import comparison, paper_means, write_comparison
+
+        cells = comparison(paper_means(plan.paper_tables), means)
+        notes = [f"Folds run: {', '.join(plan.split_label(x) for x in plan.seeds)}; NSR {plan_done.nsr}; "
+                 f"{lr_text(plan)}; at most {plan.epochs} epochs, early stopping after {plan.patience} evaluated "
+                 f"epochs without a validation improvement; {epoch_choice(plan)}.",
+                 "Objectives map to gbrank's losses: ap, dcg, rr -> <paradigm>_ap, _ndcg, _rr; LambdaRank-MF rbp_80, "
+                 "rbp_90, rbp_95 -> lambda_nrbp@0.8, @0.9, @0.95; listwise rbp_80, rbp_90, rbp_95 -> the one "
+                 "listwise_nrbp run (its loss does not depend on p; the paper's three rows are the same model, "
+                 "its epoch chosen per evaluation metric). RBP_p = gbrank's rbp@p (un-normalised) on the sampled "
+                 "test lists."]
+        write_comparison(out, cells, notes)
+        n_flag = int((cells["status"] == "flag").sum())
+        text += (f"\n## Beside the paper's tables\n\n`paper_comparison.md` / `.json`: {len(cells)} cells, "
+                 f"{int((cells['status'] != 'not run').sum())} run, {n_flag} flagged (|gbrank (a) - paper| > 0.02).\n")
     (out / "summary.md").write_text(text)
     return summaries
+
+
+def baseline_flags(plan: MFPlan, per_query: pd.DataFrame) -> pd.DataFrame:
+    """Per NSR, headline metric and loss on the full catalogue: the loss's mean, the
+    popularity baseline's, their paired difference (loss - popularity over the (split,
+    user) pairs both have), the two-sided paired t-test's p, and ``at_or_below``."""
+    rows = []
+    if "popularity" not in plan.baselines:
+        return pd.DataFrame(rows, columns=["nsr", "metric", "loss", "mean", "popularity", "diff", "p", "n",
+                                           "at_or_below"])
+    full = per_query[per_query["protocol"] == "full"]
+    for n in plan.nsr:
+        at = full[full["nsr"] == n]
+        pop = at[at["contender"] == "popularity"]
+        if pop.empty:
+            continue
+        for metric in METRICS:
+            for loss in plan.losses:
+                own = at[at["contender"] == loss]
+                if own.empty:
+                    continue
+                r = paired_difference(per_query, loss, "popularity", metric, "full", nsr=n)
+                rows.append({"nsr": n, "metric": metric, "loss": loss, "mean": own[metric].mean(),
+                             "popularity": pop[metric].mean(), "diff": r["diff"], "p": r["p"], "n": r["n"],
+                             "at_or_below": bool(own[metric].mean() <= pop[metric].mean())})
+    return pd.DataFrame(rows, columns=["nsr", "metric", "loss", "mean", "popularity", "diff", "p", "n", "at_or_below"])
+
+
+def baseline_section(plan: MFPlan, flags: pd.DataFrame) -> list[str]:
+    """``summary.md``: every loss whose full-catalogue mean is at or below popularity's."""
+    lines = ["", "## Losses at or below the popularity baseline (full catalogue)", ""]
+    if "popularity" not in plan.baselines:
+        return lines + ["The popularity baseline was not run (--baselines)."]
+    low = flags[flags["at_or_below"]]
+    lines.append(f"Per NSR and metric, every loss whose mean over users and splits is at or below the popularity "
+                 f"baseline's ({BASELINE_TEXT['popularity']}); difference = loss − popularity over the (split, user) "
+                 "pairs, p = two-sided paired t-test (not adjusted). All pairs: `baseline_flags.csv`. "
+                 f"{len(low)} of {len(flags)} (NSR, metric, loss) cells flagged.")
+    if len(low):
+        lines += ["", "| NSR | metric | loss | loss mean | popularity mean | difference | p |",
+                  "|---:|---|---|---:|---:|---:|---:|"]
+        for r in low.itertuples(index=False):
+            lines.append(f"| {r.nsr} | {r.metric} | **{r.loss}** | {r.mean:.4f} | {r.popularity:.4f} | "
+                         f"{r.diff:+.4f} | {r.p:.2g} |")
+    return lines
+
+
+def feasibility_section(plan: MFPlan) -> list[str]:
+    """``summary.md``: the pre-check's counts and the users left out."""
+    lines = ["", "## Feasibility of the negatives (checked before training)", ""]
+    short = [r for r in plan.feasibility if r["short"]]
+    if not short:
+        return lines + [f"Every user of every (NSR, split) had enough items left for its training, validation and "
+                        f"test negatives ({len(plan.feasibility)} (NSR, split) pairs checked)."]
+    lines += ["Users short of negatives, " + ("left out of the (NSR, split) where they are short "
+                                              "(--drop-infeasible-users):" if plan.drop_infeasible_users else ":"), "",
+              "| NSR | split | users | left out | short of training | of validation | of test negatives |",
+              "|---:|---|---:|---:|---:|---:|---:|"]
+    for r in plan.feasibility:
+        lines.append(f"| {r['nsr']} | {r['split']} | {r['users']} | {r['short']} | {r['short_train']} | "
+                     f"{r['short_validation']} | {r['short_test']} |")
+    return lines
+
+
+def selection_section(plan: MFPlan, means: pd.DataFrame, all_meta) -> list[str]:
+    """``summary.md``: the two selections of (learning rate, epoch) per loss and metric."""
+    from ._mf_select import PAPER_METRICS, SELECTIONS
+
+    lines = ["", "## The paper's metrics on the sampled test lists, two selections", "",
+             f"Every evaluated epoch of every run recorded AP, nDCG, RR and RBP (p = 0.8, 0.9, 0.95; plain, "
+             f"un-normalised) on the test lists and on the validation lists. Per loss, NSR and metric, over the "
+             f"learning rates and epochs: **(a)** {SELECTIONS['a']}; **(b)** {SELECTIONS['b']}. Means over the "
+             f"splits; every choice in `selection.csv`."]
+    if not any(m.get("monitored", False) for m in all_meta):
+        lines += ["", "**Per-epoch record unavailable**: this `MFRanker.fit` takes no `monitor`, so only the "
+                      "weights kept by early stopping were scored; (a) and (b) then coincide."]
+    if means.empty:
+        return lines + ["", "(no run recorded the metrics)"]
+    for n in plan.nsr:
+        sub = means[means["nsr"] == n]
+        if sub.empty:
+            continue
+        lines += ["", f"### NSR {n}", "", "| loss | " + " | ".join(f"{m} (a) | {m} (b)" for m in PAPER_METRICS) + " |",
+                  "|---|" + "---:|" * (2 * len(PAPER_METRICS))]
+        for loss in plan.contenders():
+            cells = []
+            for m in PAPER_METRICS:
+                for sel in ("a", "b"):
+                    v = sub[(sub["loss"] == loss) & (sub["metric"] == m) & (sub["selection"] == sel)]["test"]
+                    cells.append(f"{v.iloc[0]:.4f}" if len(v) else "-")
+            lines.append(f"| {loss} | " + " | ".join(cells) + " |")
+    return lines
 
 
 BEYOND_FILE = "beyond_accuracy.csv"
@@ -115,7 +253,7 @@ def beyond_section(plan: MFPlan, table: pd.DataFrame, meta_list) -> list[str]:
              "| loss | NSR | nDCG@10 | " + " | ".join(BEYOND_COLUMNS.values()) + " |",
              "|---|---:|---:|" + "---:|" * len(BEYOND_COLUMNS)]
     formats = {"aggregate_diversity": "{:.0f}", "arp": "{:.1f}", "novelty": "{:.3f}", "popularity_ratio": "{:.2f}"}
-    for loss in plan.losses:
+    for loss in plan.contenders():
         for n in plan.nsr:
             acc = table[(table.loss == loss) & (table.nsr == n) & (table.protocol == "full")]["ndcg@10"]
             if not len(acc):
@@ -277,9 +415,13 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
     table = protocol_table(per_query, plan.metric_of)
     plan = replace(plan, nsr=[n for n in plan.nsr if (table["nsr"] == n).any()])  # NSRs with finished splits
     lines = [f"# gbrank bench mf: {plan.data_name}", "",
-             f"{plan.data_summary}. NSR {plan.nsr}, splits with seeds {plan.seeds} (each cell: the mean over users "
-             f"pooled across the splits; every split holds the same users), {len(plan.losses)} losses; "
-             f"{epoch_choice(plan)}; at most {plan.epochs} epochs, early stopping after {plan.patience}. "
+             f"{plan.data_summary}. NSR {plan.nsr}, splits {', '.join(plan.split_label(x) for x in plan.seeds)} "
+             f"({'the ready folds' if plan.ready else 'seeded random splits'}; each cell: the mean over users "
+             f"pooled across the splits), {len(plan.losses)} losses and the baselines "
+             f"{', '.join(plan.baselines) or '(none)'}; {lr_text(plan)}; "
+             f"{epoch_choice(plan)}; at most {plan.epochs} epochs, early stopping after {plan.patience} evaluated "
+             f"epochs without a validation improvement"
+             f"{'; training negatives drawn once (--fixed-train-negatives)' if plan.fixed_train_negatives else ''}. "
              "Reports per protocol: `full/`, `sampled/`, `corrected/` (paired tests against the baseline "
              f"**{plan.baseline}**, Holm-corrected)." + (f" **Not finished and left out:** "
                                                          f"{', '.join(plan.unfinished)}." if plan.unfinished else ""), "",
@@ -289,7 +431,7 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
     head = "| loss (metric) | " + " | ".join(f"NSR {n} full | NSR {n} sampled | NSR {n} corrected"
                                              for n in plan.nsr) + " |"
     lines += [head, "|---|" + "---:|" * (3 * len(plan.nsr))]
-    for loss in plan.losses:
+    for loss in plan.contenders():
         cells = []
         for n in plan.nsr:
             for p in PROTOCOLS:
@@ -300,7 +442,7 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
         lines += ["", f"## {metric} of every loss", "", "| loss | " + " | ".join(
             f"NSR {n} full | NSR {n} sampled | NSR {n} corrected" for n in plan.nsr) + " |",
             "|---|" + "---:|" * (3 * len(plan.nsr))]
-        for loss in plan.losses:
+        for loss in plan.contenders():
             cells = []
             for n in plan.nsr:
                 for p in PROTOCOLS:

@@ -1,5 +1,7 @@
-"""``gbrank bench mf``, one run: one MF model trained for an (NSR, split, loss) and evaluated
-under the three protocols, in a worker process or in this one, and stored in the run store."""
+"""``gbrank bench mf``, one run: one MF model trained for an (NSR, split, loss, learning rate),
+or one baseline scored, with the paper's metrics recorded every evaluated epoch on the test
+and validation lists, then evaluated under the three protocols, in a worker process or in
+this one, and stored in the run store."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import io
 import math
 import pathlib
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 import pandas as pd
@@ -20,19 +22,45 @@ _CACHE: dict = {}  # the data and the current split of this process
 
 
 def _split(plan: MFPlan, nsr: int, seed: int):
+    """The split of (NSR, seed or fold), without the users left out there (cached: one at a
+    time per process)."""
     from gbrank.interactions import split_interactions
 
-    key = ("split", plan.data, plan.relevance_threshold, plan.min_positives, plan.negatives, nsr, seed)
+    from ._mf_splits import read_fold, ready_split
+
+    dropped = plan.dropped.get(f"nsr{nsr}-{plan.split_label(seed)}", [])
+    key = ("split", plan.data, plan.relevance_threshold, plan.min_positives, plan.negatives, nsr, seed,
+           tuple(map(str, dropped)))
     if key not in _CACHE:
-        if ("data", plan.data) not in _CACHE:
-            _CACHE[("data", plan.data)] = load_interactions(plan.data)[0]
-        table = _CACHE[("data", plan.data)]
         for k in [k for k in _CACHE if k[0] == "split"]:
             del _CACHE[k]  # one split at a time per worker
-        X, y = rating_pairs(table, plan.negatives, plan.relevance_threshold)
-        _CACHE[key] = split_interactions(X, y, relevance_threshold=plan.relevance_threshold,
-                                         min_positives=plan.min_positives, nsr=nsr, random_state=seed)
+        if plan.ready:
+            fold = read_fold(pathlib.Path(plan.ready), seed)
+            if plan.negatives == "non_relevant":
+                t = plan.relevance_threshold
+                fold = replace(fold, train=fold.train[fold.train["rating"] >= t], test=fold.test[fold.test["rating"] >= t])
+            _CACHE[key] = ready_split(fold, nsr=nsr, seed=plan.seed, threshold=plan.relevance_threshold,
+                                      drop_users=dropped)
+        else:
+            if ("data", plan.data) not in _CACHE:
+                _CACHE[("data", plan.data)] = load_interactions(plan.data)[0]
+            table = _CACHE[("data", plan.data)]
+            X, y = rating_pairs(table, plan.negatives, plan.relevance_threshold)
+            if dropped:
+                keep = ~pd.Series(X[:, 0]).isin(dropped).to_numpy()
+                X, y = X[keep], y[keep]
+            _CACHE[key] = split_interactions(X, y, relevance_threshold=plan.relevance_threshold,
+                                             min_positives=plan.min_positives, nsr=nsr, random_state=seed)
     return _CACHE[key]
+
+
+def monitor_supported() -> bool:
+    """Whether ``MFRanker.fit`` takes ``monitor`` (a callable run after every evaluated epoch)."""
+    import inspect
+
+    from gbrank.torch import MFRanker
+
+    return "monitor" in inspect.signature(MFRanker.fit).parameters
 
 
 def full_catalogue_ranks(model, split, chunk_entries: int = 1 << 24):
@@ -123,20 +151,50 @@ def _per_user_frame(values: dict, users: np.ndarray, names, n_items, n_relevant)
     return frame
 
 
-def run_one(plan: MFPlan, nsr: int, seed: int, loss: str) -> tuple[pd.DataFrame, dict]:
-    """Train one model and evaluate it under the three protocols: (per-user rows, meta)."""
-    from gbrank.evaluation import evaluate
+def _fit_contender(plan: MFPlan, split, nsr: int, seed: int, contender: str, lr):
+    """The fitted model (or baseline scorer) and its history with the monitored columns."""
+    from ._mf_baselines import BASELINES, BaselineScorer
+    from ._mf_select import PAPER_METRICS, ListsMonitor
+    from ._mf_splits import carve_validation
+
+    t = plan.relevance_threshold
+    y_fit, X_val, y_val = carve_validation(split.X_train, split.y_train, threshold=t,
+                                           validation_size=plan.validation_size, nsr=nsr, items=split.items,
+                                           seed=seed)
+    monitor = ListsMonitor({"test": (split.X_test, split.y_test, t), "validation": (X_val, y_val, t)}, PAPER_METRICS)
+    if contender in BASELINES:
+        model = BaselineScorer(contender, split.X_train, split.y_train, split.items, t, seed)
+        hist = pd.DataFrame([{"epoch": 0, **monitor(model, 0)}])
+        return model, hist, True, None
     from gbrank.torch import MFRanker
+
+    model = MFRanker(loss=contender, n_factors=plan.n_factors, nsr=nsr, optimizer=plan.optimizer,
+                     learning_rate=lr, epochs=plan.epochs, batch_size=plan.batch_size,
+                     early_stopping=plan.patience, validation_size=0,
+                     resample_negatives=not plan.fixed_train_negatives,
+                     relevance_threshold=t, device=plan.device, random_state=seed, verbose=0)
+    eval_set = (split.X_test, split.y_test) if plan.epoch_on == "test" else (X_val, y_val)
+    monitored = monitor_supported()
+    extra = {"monitor": monitor} if monitored else {}
+    model.fit(split.X_train, y_fit, items=split.items, eval_set=eval_set, **extra)
+    hist = model.history_.copy()
+    if not monitored:  # the chosen weights only, recorded at their epoch
+        row = monitor(model, model.best_epoch_)
+        at = hist.index[hist["epoch"] == model.best_epoch_]
+        for col, v in row.items():
+            hist[col] = np.nan
+            hist.loc[at, col] = v
+    return model, hist, monitored, model.best_score_
+
+
+def run_one(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> tuple[pd.DataFrame, dict]:
+    """Train one model (or score one baseline) and evaluate it under the three protocols:
+    (per-user rows, meta with the per-epoch history)."""
+    from gbrank.evaluation import evaluate
 
     split = _split(plan, nsr, seed)
     t0 = time.perf_counter()
-    model = MFRanker(loss=loss, n_factors=plan.n_factors, nsr=nsr, optimizer=plan.optimizer,
-                     learning_rate=plan.learning_rate, epochs=plan.epochs, batch_size=plan.batch_size,
-                     early_stopping=plan.patience,
-                     validation_size=plan.validation_size if plan.epoch_on == "validation" else 0,
-                     relevance_threshold=plan.relevance_threshold, device=plan.device, random_state=seed, verbose=0)
-    eval_set = (split.X_test, split.y_test) if plan.epoch_on == "test" else None
-    model.fit(split.X_train, split.y_train, items=split.items, eval_set=eval_set)
+    model, hist, monitored, best_score = _fit_contender(plan, split, nsr, seed, contender, lr)
     train_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     names = model.users_
@@ -162,6 +220,7 @@ def run_one(plan: MFPlan, nsr: int, seed: int, loss: str) -> tuple[pd.DataFrame,
     corrected = corrected_metrics(cu, k, N, m_neg, ALL_METRICS)
     users = np.flatnonzero(R > 0)
     beyond = beyond_metrics(model, split, users)
+    label = f"nsr{nsr}-{plan.split_label(seed)}"
     frames = []
     for protocol, values, n_items in (("full", full, N + R), ("sampled", sampled, s_items),
                                       ("corrected", corrected, N + R)):
@@ -169,17 +228,17 @@ def run_one(plan: MFPlan, nsr: int, seed: int, loss: str) -> tuple[pd.DataFrame,
         f.insert(0, "protocol", protocol)
         frames.append(f)
     out = pd.concat(frames, ignore_index=True)
-    out.insert(1, "contender", loss)
-    out.insert(2, "split", f"nsr{nsr}-seed{seed}")
+    out.insert(1, "contender", contender)
+    out.insert(2, "split", label)
     out.insert(3, "nsr", nsr)
     out.insert(4, "seed", seed)
-    hist = model.history_
-    meta = {"loss": loss, "nsr": nsr, "seed": seed, "eval_metric": model.eval_metric_,
-            "best_epoch": int(model.best_epoch_), "epochs_run": int(len(hist)),
-            "best_validation": None if model.best_score_ is None else float(model.best_score_),
+    meta = {"loss": contender, "nsr": nsr, "seed": seed, "split": label, "learning_rate": lr,
+            "eval_metric": getattr(model, "eval_metric_", None), "monitored": bool(monitored),
+            "best_epoch": int(model.best_epoch_), "epochs_run": int(hist["epoch"].max()),
+            "best_validation": None if best_score is None else float(best_score),
             "train_seconds": round(train_s, 2), "eval_seconds": round(time.perf_counter() - t1, 2),
-            "device": model.device_, "users": int(len(users)), "learning_rate": plan.learning_rate,
-            "beyond": beyond,
+            "device": getattr(model, "device_", "cpu"), "users": int(len(users)),
+            "users_left_out": len(plan.dropped.get(label, [])), "beyond": beyond,
             "history": {c: [None if (isinstance(v, float) and not math.isfinite(v)) else v for v in hist[c].tolist()]
                         for c in hist.columns}}
     return out, meta
@@ -200,12 +259,12 @@ def train_task(task, wait: bool):
     """Worker entry point (also used in-process): claim the run from the store and train it
     unless another process did.  Returns ``(per-user frame, record, trained here)``, or None
     when ``wait`` is False and another process holds the run."""
-    plan_dict, nsr, seed, loss, folder, name, versions = task
+    plan_dict, nsr, seed, contender, lr, folder, name, versions = task
     plan = MFPlan(**plan_dict)
 
     def train():
-        frame, meta = run_one(plan, nsr, seed, loss)
-        return frame_arrays(frame), {**meta, "settings": plan.training_settings()}
+        frame, meta = run_one(plan, nsr, seed, contender, lr)
+        return frame_arrays(frame), {**meta, "settings": plan.run_settings(nsr, seed, contender, lr)}
 
     got = _store.RunStore(pathlib.Path(folder)).claim(name, versions, train, wait=wait)
     if got is None:

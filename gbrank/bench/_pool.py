@@ -10,11 +10,28 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 
 def thread_budget(threads: int) -> None:
-    """Give a worker process ``threads`` threads, before it imports torch and numba (which
-    read these variables when they load); idle OpenMP threads sleep instead of spinning."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        os.environ[var] = str(threads)
+    """Give this process ``threads`` threads; idle OpenMP threads sleep instead of spinning.
+
+    torch and OpenMP read ``OMP_NUM_THREADS`` when they load, so it is set while they are not
+    loaded (else ``torch.set_num_threads``).  numba is limited with ``numba.set_num_threads``
+    once it is loaded, and its ``NUMBA_NUM_THREADS`` is never changed then: numba re-reads the
+    environment at every compilation and refuses a value other than the size of a thread pool
+    it has launched (seen on a 16-core machine: a worker whose pool held 1 thread failed its
+    next compilation with "Cannot set NUMBA_NUM_THREADS to a different value")."""
+    import sys
+
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    else:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(threads)
+    if "numba" in sys.modules:
+        import numba
+
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    else:
+        os.environ["NUMBA_NUM_THREADS"] = str(threads)
 
 
 def map_unordered(fn: Callable, items: Sequence, *, jobs: int, threads: int | None = None) -> Iterator[tuple]:
