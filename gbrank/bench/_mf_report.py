@@ -437,7 +437,11 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
             for p in PROTOCOLS:
                 v = table[(table.loss == loss) & (table.nsr == n) & (table.protocol == p)]["own"]
                 cells.append(f"{v.iloc[0]:.4f}" if len(v) else "-")
-        lines.append(f"| {loss} ({plan.metric_of[loss]}) | " + " | ".join(cells) + " |")
+        used = table[table.loss == loss]["metric"]
+        label = plan.metric_of[loss]
+        if len(used) and used.iloc[0] != label:  # the runs hold no column of the loss's own metric
+            label = f"{used.iloc[0]}; {label} is not among the reported metrics"
+        lines.append(f"| {loss} ({label}) | " + " | ".join(cells) + " |")
     for metric in ("ndcg@10", "ap", "rr", "nrbp@0.95"):
         lines += ["", f"## {metric} of every loss", "", "| loss | " + " | ".join(
             f"NSR {n} full | NSR {n} sampled | NSR {n} corrected" for n in plan.nsr) + " |",

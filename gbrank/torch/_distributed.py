@@ -276,7 +276,7 @@ def launch_local(function, nprocs: int = 2, args: tuple = (), *, backend: str = 
     args : tuple
         Arguments of ``function`` (pickled to every process).
     backend : {"auto", "gloo", "nccl"}
-        "auto": NCCL when CUDA is available, else gloo.
+        "auto": NCCL when CUDA is available with a GPU per process, else gloo.
     timeout : float or None
         Seconds the whole run may take; past them every process is stopped and
         :class:`DistributedTrainingError` is raised.  None: no limit (a failed or dead
@@ -297,7 +297,9 @@ def launch_local(function, nprocs: int = 2, args: tuple = (), *, backend: str = 
     if isinstance(nprocs, bool) or not isinstance(nprocs, (int, np.integer)) or nprocs < 1:
         raise ValueError(f"nprocs must be a positive integer (processes to launch), got {nprocs!r}")
     if backend == "auto":
-        backend = "nccl" if torch.cuda.is_available() and dist.is_nccl_available() else "gloo"
+        # NCCL needs one GPU per process: with fewer GPUs than processes, gloo (on the CPU)
+        backend = ("nccl" if torch.cuda.is_available() and dist.is_nccl_available()
+                   and nprocs <= torch.cuda.device_count() else "gloo")
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend must be 'auto', 'gloo' or 'nccl', got {backend!r}")
     if backend == "nccl":
