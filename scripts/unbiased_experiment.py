@@ -68,9 +68,9 @@ def group_ptr(qid):
 
 def run_fold(fold, args):
     from gbrank import evaluate
-    from gbrank.datasets._clicks import session_lists, simulate_clicks
+    from gbrank.datasets import session_lists, simulate_clicks
     from gbrank.lambdas import LambdaObjective
-    from gbrank.lambdas._unbiased import UnbiasedLambdaObjective
+    from gbrank.lambdas import UnbiasedLambdaObjective
 
     t0 = time.perf_counter()
     logger, n_log = logging_ranker(fold.train, args.log_fraction, args.seed, args.threads)
