@@ -47,7 +47,7 @@ wait $WARM
 echo "numba warm-up done at $(since) s"
 
 # 3. the reproduction, in the background from now until the budget is spent
-( timeout --signal=INT $(( BUDGET - $(since) )) python3 -m gbrank.cli bench mf --data citeulike-paper \
+( timeout -k 10 --signal=INT $(( BUDGET - $(since) )) python3 -m gbrank.cli bench mf --data citeulike-paper \
       --nsr 1,2,5 --losses listwise_ap,listwise_ndcg,listwise_rr,listwise_nrbp,lambda_ap,lambda_ndcg,lambda_rr,lambda_nrbp@0.8,lambda_nrbp@0.9,lambda_nrbp@0.95 \
       --optimizer sgd --learning-rates paper --epochs "$EPOCHS" --patience 20 --device cuda \
       --jobs "$JOBS" --threads 1 --no-plots --out "$BENCH_OUT" > "$OUT/bench.log" 2>&1 ) &
