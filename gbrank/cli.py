@@ -395,18 +395,10 @@ def _add_bench_mf(bench_subparsers) -> None:
 
 
 def _run_bench_mf(args: argparse.Namespace, out) -> int:
-    import os
     import shlex
 
     if args.threads is not None and args.threads < 1:
         raise CommandError(f"--threads must be a positive integer, got {args.threads}")
-    if args.jobs == 1:
-        # the runs of --jobs 1 happen in this process: give torch and numba the thread budget
-        # (workers of --jobs > 1 set their own)
-        from gbrank.bench._pool import thread_budget
-
-        thread_budget(args.threads or max(1, os.cpu_count() or 1))
-
     from gbrank.bench import prepare_mf, run_mf
 
     try:

@@ -143,6 +143,10 @@ def run_mf(plan: MFPlan, write=None) -> dict:
         todo = []
     start = time.perf_counter()
     if todo:
+        if plan.jobs == 1:  # the runs happen in this process: its thread budget (workers set their own)
+            from ._pool import thread_budget
+
+            thread_budget(plan.threads)
         bar = progress(total=len(todo), desc="runs", unit="run")
         shared = plan_dict(plan)
         tasks = [(shared, *run, str(store.folder), run_name(plan, *run), versions) for run in todo]

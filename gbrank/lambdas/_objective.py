@@ -277,20 +277,7 @@ class LambdaObjective:
                 WEIGHTINGS[self.weighting], self.mu, self.stochastic, PAIR_METHODS[self.pair_method],
                 self.pairs_per_doc, self._draw_seed(),
             )
-        if weights is not None:
-            w = as_1d_float(weights, "weights")
-            if len(w) == len(ptr) - 1 and len(w) != len(s):
-                w = np.repeat(w, np.diff(ptr))
-            elif len(w) != len(s):
-                raise ValueError(
-                    f"weights must have one entry per row ({len(s)}) or per query ({len(ptr) - 1}), got {len(w)}")
-            if (w < 0).any():
-                raise ValueError("weights must be non-negative")
-            grad *= w
-            hess *= w
-        if self.hessian_floor > 0:
-            np.maximum(hess, self.hessian_floor, out=hess)
-        return grad, hess
+        return weigh_and_floor(grad, hess, weights, ptr, self.hessian_floor)
 
     # -- the boosting libraries' calling conventions -------------------------------------
     def __call__(self, preds_or_labels, data_or_preds, weight=None, group=None):
@@ -387,6 +374,26 @@ class LambdaObjective:
                           np.zeros(n_lists), one)
             cached = self._prepared = (labels.copy(), np.array(ptr, copy=True), arrays)
         return cached[2]
+
+
+def weigh_and_floor(grad: np.ndarray, hess: np.ndarray, weights, ptr: np.ndarray, floor: float):
+    """Multiply ``grad`` and ``hess`` in place by the row weights (``weights``: one per row, or
+    one per query repeated over its rows; None: none) and raise ``hess`` to ``floor``;
+    returns ``(grad, hess)``."""
+    if weights is not None:
+        n = len(grad)
+        w = as_1d_float(weights, "weights")
+        if len(w) == len(ptr) - 1 and len(w) != n:
+            w = np.repeat(w, np.diff(ptr))
+        elif len(w) != n:
+            raise ValueError(f"weights must have one entry per row ({n}) or per query ({len(ptr) - 1}), got {len(w)}")
+        if (w < 0).any():
+            raise ValueError("weights must be non-negative")
+        grad *= w
+        hess *= w
+    if floor > 0:
+        np.maximum(hess, floor, out=hess)
+    return grad, hess
 
 
 def _is_int(v) -> bool:

@@ -36,7 +36,7 @@ from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr
 from ..metrics import GAINS
 from ._deltas import N_ROWS, delta, delta_codes, prepare
 from ._kernel import HESS_LIGHTGBM, _rho
-from ._objective import HESSIANS, LambdaObjective
+from ._objective import HESSIANS, LambdaObjective, weigh_and_floor
 
 #: pair loss whose sums update the propensities: the paper's RankNet log-loss, or the
 #: cost XGBoost 3.x accumulates, |dM| log(1 + exp(+sigma d)) (of the reversed pair)
@@ -385,19 +385,7 @@ class UnbiasedLambdaObjective:
             bool(base.list_normalization), HESSIANS[base.hessian], GAINS[base.gain], float(base.relevance_threshold),
             np.ascontiguousarray(self.propensity_plus_, dtype=np.float64),
             np.ascontiguousarray(self.propensity_minus_, dtype=np.float64), PAIR_LOSSES[self.pair_loss])
-        if weights is not None:
-            w = as_1d_float(weights, "weights")
-            if len(w) == len(ptr) - 1 and len(w) != len(s):
-                w = np.repeat(w, np.diff(ptr))
-            elif len(w) != len(s):
-                raise ValueError(
-                    f"weights must have one entry per row ({len(s)}) or per query ({len(ptr) - 1}), got {len(w)}")
-            if (w < 0).any():
-                raise ValueError("weights must be non-negative")
-            grad *= w
-            hess *= w
-        if base.hessian_floor > 0:
-            np.maximum(hess, base.hessian_floor, out=hess)
+        weigh_and_floor(grad, hess, weights, ptr, base.hessian_floor)
         if self.learn if update is None else update:
             tracked = pos < self.max_position
             k = self.max_position
