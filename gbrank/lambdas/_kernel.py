@@ -255,6 +255,37 @@ def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, he
     return total
 
 
+@njit(cache=True, inline="always")
+def ranked_list(scores, labels, metric, gain_code, threshold, p, trunc, score_norm):
+    """One list in its current ranking (stable descending sort of the scores), prepared
+    for its swap deltas: ``(order, s, lab, aux, norm, first, second, by_score, top)``;
+    ``by_score``: score normalisation applies (the scores are not all tied); ``top``: the
+    pairs (i < top, j > i) the truncation keeps.  Shared by every per-list kernel."""
+    n = scores.shape[0]
+    order = np.argsort(-scores, kind="mergesort")
+    s = scores[order]
+    lab = labels[order]
+    aux = np.empty((N_ROWS, n))
+    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    by_score = score_norm and s[0] != s[n - 1]
+    top = n - 1 if trunc <= 0 or trunc > n - 1 else trunc
+    return order, s, lab, aux, norm, first, second, by_score, top
+
+
+@njit(cache=True, inline="always")
+def exp_ratios(s, sigma, table):
+    """``(e, per_pair_exp)``: e_r = exp(sigma (s_r - s_0)) in (0, 1] turns rho into a ratio,
+    no exp per pair; unless LightGBM's table is asked for or e would underflow (scores
+    spanning > 700/sigma), when ``per_pair_exp`` is True and e stays 1."""
+    n = s.shape[0]
+    per_pair_exp = table or sigma * (s[0] - s[n - 1]) >= 700.0
+    e = np.ones(n)
+    if not per_pair_exp:
+        for r in range(n):
+            e[r] = math.exp(sigma * (s[r] - s[0]))
+    return e, per_pair_exp
+
+
 @njit(cache=True)
 def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
                    hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
@@ -273,11 +304,8 @@ def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, ep
         hess[r] = 0.0
     if n < 2:
         return
-    order = np.argsort(-scores, kind="mergesort")
-    s = scores[order]
-    lab = labels[order]
-    aux = np.empty((N_ROWS, n))
-    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
+                                                                         threshold, p, trunc, score_norm)
     dist = bound_code == BOUND_DIST
     c = u = fm = 0.0
     if dist:
@@ -290,15 +318,7 @@ def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, ep
         return
     g = np.zeros(n)
     h = np.zeros(n)
-    by_score = score_norm and s[0] != s[n - 1]
-    top = n - 1 if trunc <= 0 or trunc > n - 1 else trunc
-    # e_r = exp(sigma (s_r - s_0)) in (0, 1] turns rho into a ratio: no exp per pair,
-    # unless LightGBM's table is asked for or e would underflow (scores spanning > 700/sigma)
-    per_pair_exp = table or sigma * (s[0] - s[n - 1]) >= 700.0
-    e = np.ones(n)
-    if not per_pair_exp:
-        for r in range(n):
-            e[r] = math.exp(sigma * (s[r] - s[0]))
+    e, per_pair_exp = exp_ratios(s, sigma, table)
     if per_pair_exp:
         total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score,
                               eps, hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h)

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, prepare
-from ._kernel import HESS_LIGHTGBM, _add_pair, _linear_pair, _pair_terms, _pairs_linear
+from ._kernel import HESS_LIGHTGBM, _add_pair, _linear_pair, _pair_terms, _pairs_linear, exp_ratios, ranked_list
 
 W_DELTA, W_LOSS2, W_LOSS2PP = 0, 1, 2
 #: ``weighting`` name -> kernel code
@@ -272,23 +272,14 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
         return
     if form != PRODUCT and form != PREFIX and form != FIRST and form != CASCADE:
         raise ValueError("list_gradients_weighted: unknown swap-delta form")
-    order = np.argsort(-scores, kind="mergesort")
-    s = scores[order]
-    lab = labels[order]
-    aux = np.empty((N_ROWS, n))
-    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
+                                                                         threshold, p, trunc, score_norm)
     norm *= scale
     if norm == 0.0:
         return
     g = np.zeros(n)
     h = np.zeros(n)
-    by_score = score_norm and s[0] != s[n - 1]
-    top = n - 1 if trunc <= 0 or trunc > n - 1 else trunc
-    per_pair_exp = table or sigma * (s[0] - s[n - 1]) >= 700.0
-    e = np.ones(n)
-    if not per_pair_exp:
-        for r in range(n):
-            e[r] = math.exp(sigma * (s[r] - s[0]))
+    e, per_pair_exp = exp_ratios(s, sigma, table)
     dd = _loss2_table(n) if wcode != W_DELTA else np.zeros(1)
     partners = np.empty(0, dtype=np.int64)
     if pair_code == PAIRS_MEAN:

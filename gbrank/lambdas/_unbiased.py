@@ -34,8 +34,8 @@ from numba import njit, prange
 
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_number
 from ..metrics import GAINS
-from ._deltas import N_ROWS, delta, delta_codes, prepare
-from ._kernel import HESS_LIGHTGBM, _rho
+from ._deltas import delta, delta_codes
+from ._kernel import HESS_LIGHTGBM, _rho, ranked_list
 from ._objective import HESSIANS, LambdaObjective, weigh_and_floor
 
 #: pair loss whose sums update the propensities: the paper's RankNet log-loss, or the
@@ -72,20 +72,15 @@ def unbiased_list_gradients(scores, labels, pos, metric, form, p, sigma, trunc, 
         loss_minus[r] = 0.0
     if n < 2:
         return
-    order = np.argsort(-scores, kind="mergesort")
-    s = scores[order]
-    lab = labels[order]
+    order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
+                                                                         threshold, p, trunc, score_norm)
     ps = pos[order]
-    aux = np.empty((N_ROWS, n))
-    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
     if norm == 0.0:
         return
     g = np.zeros(n)
     h = np.zeros(n)
     lp = np.zeros(n)
     lm = np.zeros(n)
-    by_score = score_norm and s[0] != s[n - 1]
-    top = n - 1 if trunc <= 0 or trunc > n - 1 else trunc
     n_pos = t_plus.shape[0]
     total = 0.0
     for i in range(top):
