@@ -52,9 +52,13 @@ and Kendall tau against the full-catalogue values of several systems.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas
 
 #: cut-offs up to which nDCG@c can be corrected (posterior masses of K = 0..CUT-1 are kept)
 CUT = 20

@@ -104,7 +104,7 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all
     chosen = select(history_frame(all_meta if all_meta is not None else meta_list))
     chosen.to_csv(out / "selection.csv", index=False, float_format="%.8g")
     means = selection_means(chosen)
-    text += "\n".join(selection_section(plan_done, means, all_meta if all_meta is not None else meta_list)) + "\n"
+    text += "\n".join(selection_section(plan_done, means)) + "\n"
     if plan.paper_tables:
         from ._mf_paper import comparison, paper_means, write_comparison
 
@@ -187,7 +187,7 @@ def feasibility_section(plan: MFPlan) -> list[str]:
     return lines
 
 
-def selection_section(plan: MFPlan, means: pd.DataFrame, all_meta) -> list[str]:
+def selection_section(plan: MFPlan, means: pd.DataFrame) -> list[str]:
     """``summary.md``: the two selections of (learning rate, epoch) per loss and metric."""
     from ._mf_select import PAPER_METRICS, SELECTIONS
 
@@ -196,9 +196,6 @@ def selection_section(plan: MFPlan, means: pd.DataFrame, all_meta) -> list[str]:
              f"un-normalised) on the test lists and on the validation lists. Per loss, NSR and metric, over the "
              f"learning rates and epochs: **(a)** {SELECTIONS['a']}; **(b)** {SELECTIONS['b']}. Means over the "
              f"splits; every choice in `selection.csv`."]
-    if not any(m.get("monitored", False) for m in all_meta):
-        lines += ["", "**Per-epoch record unavailable**: this `MFRanker.fit` takes no `monitor`, so only the "
-                      "weights kept by early stopping were scored; (a) and (b) then coincide."]
     if means.empty:
         return lines + ["", "(no run recorded the metrics)"]
     for n in plan.nsr:

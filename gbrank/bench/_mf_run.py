@@ -54,15 +54,6 @@ def _split(plan: MFPlan, nsr: int, seed: int):
     return _CACHE[key]
 
 
-def monitor_supported() -> bool:
-    """Whether ``MFRanker.fit`` takes ``monitor`` (a callable run after every evaluated epoch)."""
-    import inspect
-
-    from gbrank.torch import MFRanker
-
-    return "monitor" in inspect.signature(MFRanker.fit).parameters
-
-
 def full_catalogue_ranks(model, split, chunk_entries: int = 1 << 24):
     """For every held-out positive: (user code, K = catalogue negatives of its user scored
     strictly higher), and per user N = its full-catalogue negatives (the catalogue minus
@@ -165,7 +156,7 @@ def _fit_contender(plan: MFPlan, split, nsr: int, seed: int, contender: str, lr)
     if contender in BASELINES:
         model = BaselineScorer(contender, split.X_train, split.y_train, split.items, t, seed)
         hist = pd.DataFrame([{"epoch": 0, **monitor(model, 0)}])
-        return model, hist, True, None
+        return model, hist, None
     from gbrank.torch import MFRanker
 
     model = MFRanker(loss=contender, n_factors=plan.n_factors, nsr=nsr, optimizer=plan.optimizer,
@@ -174,17 +165,8 @@ def _fit_contender(plan: MFPlan, split, nsr: int, seed: int, contender: str, lr)
                      resample_negatives=not plan.fixed_train_negatives,
                      relevance_threshold=t, device=plan.device, random_state=seed, verbose=0)
     eval_set = (split.X_test, split.y_test) if plan.epoch_on == "test" else (X_val, y_val)
-    monitored = monitor_supported()
-    extra = {"monitor": monitor} if monitored else {}
-    model.fit(split.X_train, y_fit, items=split.items, eval_set=eval_set, **extra)
-    hist = model.history_.copy()
-    if not monitored:  # the chosen weights only, recorded at their epoch
-        row = monitor(model, model.best_epoch_)
-        at = hist.index[hist["epoch"] == model.best_epoch_]
-        for col, v in row.items():
-            hist[col] = np.nan
-            hist.loc[at, col] = v
-    return model, hist, monitored, model.best_score_
+    model.fit(split.X_train, y_fit, items=split.items, eval_set=eval_set, monitor=monitor)
+    return model, model.history_.copy(), model.best_score_
 
 
 def run_one(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> tuple[pd.DataFrame, dict]:
@@ -194,7 +176,7 @@ def run_one(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> tuple
 
     split = _split(plan, nsr, seed)
     t0 = time.perf_counter()
-    model, hist, monitored, best_score = _fit_contender(plan, split, nsr, seed, contender, lr)
+    model, hist, best_score = _fit_contender(plan, split, nsr, seed, contender, lr)
     train_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     names = model.users_
@@ -233,7 +215,7 @@ def run_one(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> tuple
     out.insert(3, "nsr", nsr)
     out.insert(4, "seed", seed)
     meta = {"loss": contender, "nsr": nsr, "seed": seed, "split": label, "learning_rate": lr,
-            "eval_metric": getattr(model, "eval_metric_", None), "monitored": bool(monitored),
+            "eval_metric": getattr(model, "eval_metric_", None),
             "best_epoch": int(model.best_epoch_), "epochs_run": int(hist["epoch"].max()),
             "best_validation": None if best_score is None else float(best_score),
             "train_seconds": round(train_s, 2), "eval_seconds": round(time.perf_counter() - t1, 2),
