@@ -6,7 +6,7 @@ factors, each user with ml-latest-small's number of ratings, ~165 on average), s
 factors, so nothing has to be trained.  Timed, best of ``--repeats``, interleaved:
 
 * ``select``: only the top-k selection on one matrix of scores (seen items at -inf):
-  ``np.argsort(-scores, axis=1, kind="stable")[:, :k]`` against ``gbrank.torch._mf.top_k``;
+  ``np.argsort(-scores, axis=1, kind="stable")[:, :k]`` against ``gbrank.interactions.top_k``;
 * ``recommend``: the whole call for every user, scoring included: the old ``recommend``
   (all users scored at once, full argsort) against ``MFRanker.recommend``.
 
@@ -25,9 +25,9 @@ import time
 import numpy as np
 import torch
 
-from gbrank.interactions import csr_from, csr_take
+from gbrank.interactions import csr_from, csr_take, top_k
 from gbrank.torch import MFRanker
-from gbrank.torch._mf import MatrixFactorization, top_k
+from gbrank.torch._mf import MatrixFactorization
 
 
 def model(n_users: int, n_items: int, factors: int, seen_per_user: int, seed: int = 0) -> MFRanker:

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 sp = pytest.importorskip("scipy.sparse")
 
 from gbrank.torch import MFRanker  # noqa: E402
-from gbrank.torch._mf import top_k  # noqa: E402
+from gbrank.interactions import top_k  # noqa: E402
 
 FAST = dict(loss="lambda_ndcg", n_factors=4, validation_size=0, epochs=3, device="cpu", verbose=0, random_state=0,
             optimizer="adam", learning_rate=0.05)

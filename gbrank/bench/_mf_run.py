@@ -97,7 +97,7 @@ TOP_K = 10
 def top_k_lists(model, users: np.ndarray, k: int = TOP_K, chunk_entries: int = 1 << 24) -> np.ndarray:
     """Item codes of each user's top ``k`` over the full catalogue, best first, the user's
     training items left out (ties by item code): ``model.recommend`` on codes, in chunks."""
-    from gbrank.interactions import csr_take
+    from gbrank.interactions import csr_take, top_k
 
     seen_ptr, seen_items = model._seen()
     out = np.empty((len(users), k), dtype=np.int64)
@@ -107,7 +107,7 @@ def top_k_lists(model, users: np.ndarray, k: int = TOP_K, chunk_entries: int = 1
         scores = model._score_user_rows(rows)
         local, items = csr_take(seen_ptr, seen_items, rows)
         scores[local, items] = -np.inf
-        out[a:a + len(rows)] = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        out[a:a + len(rows)] = top_k(scores, k)
     return out
 
 

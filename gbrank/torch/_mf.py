@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 
 from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, check_unique_pairs, csr_difference, csr_from,
-                            csr_rows, csr_take, display_id, holdout, sample_negatives)
+                            csr_rows, csr_take, display_id, holdout, sample_negatives, top_k)
 from .._validation import check_query_ids
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
@@ -175,34 +175,6 @@ def _axis_ids(ids, n: int, name: str, axis: str) -> np.ndarray:
 
 #: Scores held at a time by recommend and similar_items (users or items per batch x catalogue).
 _SCORES_PER_BATCH = 1 << 22
-
-
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Column indices of the ``k`` largest scores of each row, best first.
-
-    Ties are broken by the lower column (the order of a stable full sort of ``-scores``).
-    ``np.argpartition`` selects k candidates in linear time and only those are sorted; a
-    row whose k-th largest score is tied with a score outside the k (where the partition's
-    choice among equals is arbitrary) is sorted in full instead, so the answer is always
-    that of the full stable sort.
-
-    Examples
-    --------
-    >>> top_k(np.array([[0.1, 0.9, 0.5, 0.9], [3.0, 2.0, 1.0, 0.0]]), 2).tolist()
-    [[1, 3], [0, 1]]
-    """
-    n = scores.shape[1]
-    if k >= n:
-        return np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    part = np.argpartition(scores, n - k, axis=1)[:, n - k:]  # the k largest, in no order
-    values = np.take_along_axis(scores, part, axis=1)
-    order = np.lexsort((part, -values), axis=1)
-    top = np.take_along_axis(part, order, axis=1)
-    kth = np.take_along_axis(values, order[:, -1:], axis=1)
-    tied = np.flatnonzero(np.count_nonzero(scores >= kth, axis=1) > k)  # ties across the boundary
-    if len(tied):
-        top[tied] = np.argsort(-scores[tied], axis=1, kind="stable")[:, :k]
-    return top
 
 
 class _Validation:
