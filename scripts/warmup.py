@@ -5,8 +5,9 @@ array layouts, read-only flags), and gbrank's wrappers cast every input to one f
 before calling a kernel, so a call on tiny data compiles exactly what real data needs. Each
 public entry point is called once: ``evaluate`` (every evaluator metric), ``evaluate_run``
 (with a depth cut and a duplicate check), each LambdaRank objective with and without each
-bounding map, ``bounds.prepare``, ``GBRanker.fit`` / ``score`` with each installed boosting
-library, and ``MFRanker.fit`` when torch is installed.
+bounding map, the pair weightings (LambdaLoss, stochastic, ``mean``), ``bounds.prepare``,
+``GBRanker.fit`` / ``score`` with each installed boosting library, and ``MFRanker.fit`` when
+torch is installed.
 
     .venv/bin/python scripts/warmup.py          # about 1-2 minutes with an empty cache, ~5 s warm
 
@@ -45,6 +46,10 @@ def main() -> None:
         "objectives": lambda: [LambdaObjective(m, p=0.9 if METRICS[m].param == "p" else None, bounding=b)
                                .gradients(scores, y, ptr) for m in DELTA_METRICS
                                for b in (None, *(BOUNDINGS if m in BOUND_METRICS else ()))],
+        "pair weightings": lambda: [LambdaObjective("ndcg", truncation=3, random_state=0, **kw).gradients(scores, y, ptr)
+                                    for kw in ({"weighting": "ndcg_loss2"}, {"weighting": "ndcg_loss2++"},
+                                               {"stochastic": 1})]
+        + [LambdaObjective(m, pair_method="mean", random_state=0).gradients(scores, y, ptr) for m in ("ndcg", "ap")],
         "bounds.prepare": lambda: [gbrank.bounds.prepare(m, y, ptr, distribution=True) for m in ("ndcg", "ap")],
     }
     tiny = {"min_data_in_leaf": 1, "min_data_in_bin": 1}

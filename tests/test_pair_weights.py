@@ -354,6 +354,40 @@ def test_mean_expected_gradient_equals_the_exact_expectation(metric, K, kw):
     assert se_g.max() > 0  # the draws vary
 
 
+@pytest.mark.parametrize("metric, p, score_norm, hess, sigma, per_doc",
+                         [("ndcg", 0.0, True, 0, 1.0, 1), ("ndcg", 0.0, False, 0, 1.0, 3), ("nrbp", 0.8, True, 0, 1.0, 2),
+                          ("ap", 0.0, True, 0, 1.0, 1), ("ap", 0.0, False, 1, 2.0, 2), ("ndcg", 0.0, True, 1, 0.5, 4)])
+def test_mean_pairs_fast_loop_equals_the_generic_loop_on_the_same_draws(metric, p, score_norm, hess, sigma, per_doc):
+    """The vectorised ``mean`` loop (plain delta, product and prefix forms) against the
+    generic pair loop on the same partners, list by list: the same pairs, g, h and S."""
+    from gbrank.lambdas._deltas import delta_codes
+    from gbrank.lambdas._kernel import exp_ratios, ranked_list
+    from gbrank.lambdas._pairweights import PAIRS_MEAN, W_DELTA, _pairs_generic, _pairs_mean
+    from gbrank.metrics import GAINS
+
+    code, form = delta_codes(metric)
+    rng = np.random.default_rng(17)
+    checked = 0
+    for n in rng.integers(2, 40, 150):
+        scores, labels = _random_list(rng, int(n))
+        _, s, lab, aux, norm, first, second, by_score, _ = ranked_list(scores, labels, code, GAINS["exp"], 1.0, p, 0,
+                                                                       score_norm)
+        e, per_pair_exp = exp_ratios(s, sigma, False)
+        if per_pair_exp:
+            continue
+        partners, _ = sample_partners(lab, per_doc, np.uint64(list_state(np.uint64(5), np.uint64(6), int(n))))
+        g0, h0, g1, h1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        total0 = _pairs_generic(PAIRS_MEAN, partners, per_doc, form, W_DELTA, s, lab, e, np.arange(n), aux, norm,
+                                first, second, np.zeros(1), 0.0, 0, sigma, by_score, 0.01, hess, False, False, g0, h0)
+        total1 = _pairs_mean(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, 0.01, hess, metric != "ap",
+                             g1, h1)
+        np.testing.assert_allclose(total1, total0, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(g1, g0, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(h1, h0, rtol=1e-12, atol=1e-15)
+        checked += np.any(g0 != 0)
+    assert checked > 50
+
+
 def test_mean_pairs_of_two_item_lists_are_deterministic():
     """Every item of a two-item list has one partner: 2 K visits of the one pair, times 1/K."""
     rng = np.random.default_rng(2)

@@ -43,8 +43,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, prepare
-from ._kernel import HESS_LIGHTGBM, _add_pair, _linear_pair, _pair_terms, _pairs_linear, exp_ratios, ranked_list
+from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, prepare
+from ._kernel import (HESS_LIGHTGBM, HESS_XGBOOST, _add_pair, _c_float64, _linear_pair, _pair_terms, _pairs_linear,
+                      exp_ratios, ranked_list)
 
 W_DELTA, W_LOSS2, W_LOSS2PP = 0, 1, 2
 #: ``weighting`` name -> kernel code
@@ -147,7 +148,7 @@ def _loss2_table(n):
     return dd
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def weighted_delta(wcode, form, a, b, aux, norm, first, second, dd, mu):
     """The weight of the pair at positions a < b of a prepared list: its |dM| (``delta``)
     or its LambdaLoss weight (nDCG rows: aux[0] gains, aux[1] = 1/log2(r + 2))."""
@@ -161,7 +162,7 @@ def weighted_delta(wcode, form, a, b, aux, norm, first, second, dd, mu):
     raise ValueError("weighted_delta: unknown weighting code")
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma, by_score, eps,
               hess_mode, per_pair_exp, table, nocdf, g, h):
     """Add the pair of (unperturbed) positions i and j, weighed at positions pos[i] and
@@ -180,20 +181,20 @@ def _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, m
     return _add_pair(g, h, hi, lo, lam, hh)
 
 
-@njit(cache=True)
-def _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu,
-                   top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h):
-    """Every pair of the pair set (``topk``: i < top, j > i of different labels; ``mean``:
-    the drawn partners), any metric and weighting, one weight per pair.  Returns S."""
+@njit(cache=True, inline="always")
+def _generic_loop(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu,
+                  top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h):
+    """The pair loop of ``_pairs_generic``, inlined at call sites whose flags are literals."""
     n = s.shape[0]
     nocdf = np.zeros(1)
     total = 0.0
     if pair_code == PAIRS_MEAN:
-        for t in range(partners.shape[0]):
-            j = partners[t]
-            if j >= 0:
-                total += _one_pair(t // per_doc, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd,
-                                   mu, sigma, by_score, eps, hess_mode, per_pair_exp, table, nocdf, g, h)
+        for i in range(n):
+            for t in range(i * per_doc, (i + 1) * per_doc):
+                j = partners[t]
+                if j >= 0:
+                    total += _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma,
+                                       by_score, eps, hess_mode, per_pair_exp, table, nocdf, g, h)
         return total
     for i in range(top):
         for j in range(i + 1, n):
@@ -201,6 +202,33 @@ def _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, au
                 total += _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma,
                                    by_score, eps, hess_mode, per_pair_exp, table, nocdf, g, h)
     return total
+
+
+@njit(cache=True)
+def _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu,
+                   top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h):
+    """Every pair of the pair set (``topk``: i < top, j > i of different labels; ``mean``:
+    the drawn partners), any metric and weighting, one weight per pair.  Returns S.
+
+    The common settings (the plain delta of the product or prefix form, e-ratios,
+    LightGBM's hessian) get their own compiled loop with literal flags, as in
+    ``_kernel._pairs_linear``: with runtime flags the per-pair calls stay calls (with
+    their branches and reference counting) and a pair costs several times more."""
+    if wcode == W_DELTA and not per_pair_exp and hess_mode == HESS_LIGHTGBM:
+        if form == PRODUCT and by_score:
+            return _generic_loop(pair_code, partners, per_doc, PRODUCT, W_DELTA, s, lab, e, pos, aux, norm, first,
+                                 second, dd, mu, top, sigma, True, eps, HESS_LIGHTGBM, False, False, g, h)
+        if form == PRODUCT:
+            return _generic_loop(pair_code, partners, per_doc, PRODUCT, W_DELTA, s, lab, e, pos, aux, norm, first,
+                                 second, dd, mu, top, sigma, False, eps, HESS_LIGHTGBM, False, False, g, h)
+        if form == PREFIX and by_score:
+            return _generic_loop(pair_code, partners, per_doc, PREFIX, W_DELTA, s, lab, e, pos, aux, norm, first,
+                                 second, dd, mu, top, sigma, True, eps, HESS_LIGHTGBM, False, False, g, h)
+        if form == PREFIX:
+            return _generic_loop(pair_code, partners, per_doc, PREFIX, W_DELTA, s, lab, e, pos, aux, norm, first,
+                                 second, dd, mu, top, sigma, False, eps, HESS_LIGHTGBM, False, False, g, h)
+    return _generic_loop(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd,
+                         mu, top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h)
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST_MATH)
@@ -248,13 +276,58 @@ def _pairs_loss2(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score,
     return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST_MATH)
+def _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode, product, g, h,
+               one_div=False):
+    """The drawn pairs of ``mean`` under the plain delta of the product or prefix form:
+    position r with each of its partners, as the pair (a, b) = (min, max) of the two
+    positions through ``_kernel._linear_pair`` (scalar arguments, no per-pair call left
+    after inlining).  Returns S."""
+    nocdf = np.zeros(1)
+    total = 0.0
+    for r in range(s.shape[0]):
+        for t in range(r * per_doc, (r + 1) * per_doc):
+            x = partners[t]
+            if x < 0:
+                continue
+            a, b = (r, x) if r < x else (x, r)
+            sl, hh, lam = _linear_pair(linear_delta(aux, a, b, norm, product), lab[a], s[a], e[a], lab[b], s[b],
+                                       e[b], sigma, by_score, eps, hess_mode, False, nocdf, 0.0, 0.0, 0.0, one_div)
+            g[a] -= sl
+            g[b] += sl
+            h[a] += hh
+            h[b] += hh
+            total += 2.0 * lam
+    return total
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST_MATH)
+def _pairs_mean(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode, product, g, h):
+    """``_mean_loop`` with literal flags for the common settings (as ``_pairs_linear``)."""
+    if hess_mode == HESS_LIGHTGBM and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
+        if product:
+            return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, True, eps, HESS_LIGHTGBM, True, g, h,
+                              True)
+        return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, True, eps, HESS_LIGHTGBM, False, g, h,
+                          True)
+    if hess_mode == HESS_LIGHTGBM and not by_score:
+        if product:
+            return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, False, eps, HESS_LIGHTGBM, True, g, h)
+        return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, False, eps, HESS_LIGHTGBM, False, g, h)
+    return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode, product, g, h)
+
+
+@njit(cache=True, error_model="numpy")
 def _logit_noise(state, n, noise):
-    """One logistic draw log(u / (1 - u)) per item, in input order; returns the state."""
+    """One logistic draw log(u / (1 - u)) per item, in input order; returns the state.
+    Draw t is ``_uniform``'s (t + 1)-th step from ``state`` written in closed form,
+    mix(state + (t + 1) * golden), so that the draws do not wait on each other."""
+    state = np.uint64(state)
     for t in range(n):
-        u, state = _uniform(state)
+        z = _mix(state + np.uint64(t + 1) * _GOLDEN)
+        u = (float(z >> _S11) + 0.5) * _INV53
         noise[t] = math.log(u / (1.0 - u))
-    return state
+    return state + np.uint64(n) * _GOLDEN
 
 
 @njit(cache=True)
@@ -274,6 +347,7 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
         raise ValueError("list_gradients_weighted: unknown swap-delta form")
     order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
                                                                          threshold, p, trunc, score_norm)
+    unscaled = norm
     norm *= scale
     if norm == 0.0:
         return
@@ -286,7 +360,11 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
         partners, state = sample_partners(lab, per_doc, state)
     pos = np.arange(n)
     if n_samples == 0:
-        if pair_code == PAIRS_TOPK and wcode != W_DELTA and not per_pair_exp:
+        if pair_code == PAIRS_MEAN and wcode == W_DELTA and (form == PRODUCT or form == PREFIX) \
+                and not per_pair_exp:
+            total = _pairs_mean(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode,
+                                form == PRODUCT, g, h)
+        elif pair_code == PAIRS_TOPK and wcode != W_DELTA and not per_pair_exp:
             c_rho = 1.0 if wcode == W_LOSS2PP else 0.0
             c_delta = mu if wcode == W_LOSS2PP else 1.0
             total = _pairs_loss2(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h)
@@ -296,26 +374,31 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
     else:
         noise = np.empty(n)
         perturbed = np.empty(n)
-        aux_p = np.empty((N_ROWS, n))
         linear = pair_code == PAIRS_TOPK and wcode == W_DELTA and form == PRODUCT and not per_pair_exp
+        # a product form's row 1 is a function of the position only (1/log2(r + 2), p**r)
+        # and its normaliser one of the labels only: a perturbed ranking needs no new
+        # preparation, only row 1 read at each item's perturbed position
+        by_position = aux[1].copy()
+        norm_p = unscaled * (scale / n_samples)
         total = 0.0
         for _ in range(n_samples):
             state = _logit_noise(state, n, noise)
-            for r in range(n):
-                perturbed[r] = s[r] + noise[order[r]]
-            perm = np.argsort(-perturbed, kind="mergesort")
-            for k in range(n):
-                pos[perm[k]] = k
-            norm_p, first_p, second_p = prepare(metric, lab[perm], gain_code, threshold, p, trunc, aux_p)
-            norm_p *= scale / n_samples
+            for r in range(n):  # negated: the ascending sort ranks by descending perturbed score
+                perturbed[r] = -(s[r] + noise[order[r]])
+            perm = np.argsort(perturbed, kind="mergesort")
             if linear:
-                # a product-form delta at perturbed positions is the same form with row 1
-                # read at pos[r]: the vectorised loop of the plain weights runs unchanged
-                for r in range(n):
-                    aux[1, r] = aux_p[1, pos[r]]
+                # item perm[k] is at perturbed position k; the vectorised loop of the plain
+                # weights then runs unchanged
+                for k in range(n):
+                    aux[1, perm[k]] = by_position[k]
                 total += _pairs_linear(s, lab, e, aux, norm_p, top, sigma, by_score, eps, hess_mode, False, dd,
                                        0.0, 0.0, 0.0, True, g, h)
             else:
+                for k in range(n):
+                    pos[perm[k]] = k
+                aux_p = np.empty((N_ROWS, n))
+                norm_p, first_p, second_p = prepare(metric, lab[perm], gain_code, threshold, p, trunc, aux_p)
+                norm_p *= scale / n_samples
                 total += _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux_p, norm_p,
                                         first_p, second_p, dd, mu, top, sigma, by_score, eps, hess_mode,
                                         per_pair_exp, table, g, h)
@@ -349,12 +432,17 @@ def weighted_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score
                        table, gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, seed):
     """:func:`_all_weighted` with every argument cast to the one type its compiled
     specialisation takes; ``seed`` is a non-negative integer below 2**64.  The score key is
-    computed here (``score_key``)."""
-    s = np.require(scores, dtype=np.float64, requirements=["C", "W"])
+    computed here (``score_key``).  XGBoost's hessian with sigma = 1 is LightGBM's doubled,
+    exactly, as in ``_kernel.all_gradients``: the fast loops are compiled for LightGBM's."""
+    s = _c_float64(scores)
     key = score_key(s)
-    return _all_weighted(s, np.require(labels, dtype=np.float64, requirements=["C", "W"]),
-                         np.ascontiguousarray(ptr, dtype=np.int64), int(metric), int(form), float(p), float(sigma),
-                         int(trunc), bool(score_norm), float(eps), bool(list_norm), int(hess_mode), bool(table),
-                         int(gain_code), float(threshold), np.require(scale, dtype=np.float64, requirements=["C", "W"]),
-                         int(wcode), float(mu), int(n_samples), int(pair_code), int(per_doc), np.uint64(seed),
-                         np.uint64(key))
+    sigma, hess_mode = float(sigma), int(hess_mode)
+    double_hess = hess_mode == HESS_XGBOOST and sigma == 1.0
+    grad, hess = _all_weighted(s, _c_float64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric), int(form),
+                               float(p), sigma, int(trunc), bool(score_norm), float(eps), bool(list_norm),
+                               HESS_LIGHTGBM if double_hess else hess_mode, bool(table), int(gain_code),
+                               float(threshold), _c_float64(scale), int(wcode), float(mu), int(n_samples),
+                               int(pair_code), int(per_doc), np.uint64(seed), np.uint64(key))
+    if double_hess:
+        hess *= 2.0
+    return grad, hess
