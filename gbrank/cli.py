@@ -351,7 +351,7 @@ def _add_bench_mf(bench_subparsers) -> None:
                         "training sooner")
     p.add_argument("--patience", type=int, default=None,
                    help="stop after this many evaluated epochs without validation improvement (default 50, "
-                        "measured: docs/bench.md, Convergence; --quick: 2)")
+                        "measured: docs/bench.md, Epochs and patience; --quick: 2)")
     p.add_argument("--learning-rates", "--learning-rate", dest="learning_rates", default=None, metavar="RATES",
                    help="comma-separated learning rates for every loss, each (loss, rate) a cached run; or a grid "
                         "per family or loss, 'listwise=1,10;lambda=0.001,0.01' (the longest matching key applies; "

@@ -39,7 +39,7 @@ QUICK_LOSSES = ["listwise_nrbp", "listwise_ndcg", "lambda_ndcg", "kos_warp"]
 #: epochs of the paper (Sec. 4.2), the default budget: training stops earlier on validation
 PAPER_EPOCHS = 3000
 #: default --patience: evaluated epochs without a validation improvement before stopping,
-#: measured on CiteULike (docs/bench.md, "Convergence")
+#: measured on CiteULike (docs/bench.md, "Epochs and patience"; scripts/patience_study.py)
 DEFAULT_PATIENCE = 50
 
 #: thesis Table 5.1 (MovieLens, sampled lists, each loss evaluated with its own metric)

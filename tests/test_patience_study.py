@@ -1,0 +1,58 @@
+"""scripts/patience_study.py: the replayed stopping rule against the trainer's own, and the
+cost table on histories whose answer is known."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+_PATH = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "patience_study.py"
+_SPEC = importlib.util.spec_from_file_location("patience_study", _PATH)
+patience_study = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(patience_study)
+
+
+def _trainer_rule(validation, patience):
+    """gbrank.torch._training.train's loop, written out: (kept index, stop index)."""
+    best, kept, stale = None, 0, 0
+    for t, v in enumerate(validation):
+        if best is None or v > best:
+            best, kept, stale = v, t, 0
+        else:
+            stale += 1
+        if stale >= patience:
+            return kept, t
+    return kept, len(validation) - 1
+
+
+@pytest.mark.parametrize("patience", [1, 2, 3, 5, 10])
+def test_replay_is_the_trainers_rule(patience):
+    rng = np.random.default_rng(patience)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        curve = np.cumsum(rng.normal(0.01, 0.02, n)).round(3)  # plateaus, dips and ties
+        assert patience_study.replay(curve, patience) == _trainer_rule(curve, patience)
+
+
+def test_study_measures_what_a_short_patience_loses():
+    # a plateau of 4 epochs, then a rise: patience <= 4 stops on the plateau
+    validation = [0.1, 0.2, 0.3, 0.3, 0.29, 0.3, 0.3, 0.5, 0.6, 0.6]
+    test = [0.0, 0.1, 0.2, 0.2, 0.2, 0.2, 0.2, 0.45, 0.55, 0.5]
+    steady = [0.1, 0.2, 0.3, 0.4, 0.5]
+    runs = [({"eval_metric": "ap"}, {"ap": validation, "test:ap": test}),
+            ({"eval_metric": "ap"}, {"ap": steady, "test:ap": steady})]
+    rows = {r["patience"]: r for r in patience_study.study(runs, [2, 4, 5])}
+    for p in (2, 4):
+        assert rows[p]["stopped_early"] == 1
+        assert rows[p]["validation_lost_max"] == pytest.approx(0.6 - 0.3)
+        assert rows[p]["test_lost_max"] == pytest.approx(0.55 - 0.2)
+        assert rows[p]["test_lost_mean"] == pytest.approx((0.55 - 0.2) / 2)
+    assert rows[2]["epochs_saved_mean"] == pytest.approx((9 - 4) / 2)
+    assert rows[5]["stopped_early"] == 0 and rows[5]["test_lost_max"] == 0.0
+    assert rows[5]["ended_on_ceiling"] == 1  # the steady run's best epoch is its last
+
+
+def test_a_folder_without_runs_is_refused(tmp_path):
+    with pytest.raises(SystemExit, match="no trained run with a per-epoch history"):
+        patience_study.load_histories(str(tmp_path))
