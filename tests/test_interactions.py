@@ -59,6 +59,26 @@ def test_sample_negatives_are_distinct_new_and_uniform():
     assert counts[[0, 2, 4]].min() > 900  # about 1000 each
 
 
+def test_sample_negatives_mask_and_sorted_key_paths_draw_the_same(monkeypatch):
+    """Small key spaces test membership with a flat mask, large ones with sorted keys: the
+    same draws either way, on lists with dense users, several rejection rounds and none."""
+    import gbrank.interactions._sampling as sampling
+
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        n_users, n_items = int(rng.integers(1, 30)), int(rng.integers(2, 200))
+        cells = rng.choice(n_users * n_items, size=int(rng.integers(0, n_users * n_items // 2 + 1)), replace=False)
+        exclude = csr_from(cells // n_items, cells % n_items, n_users)
+        need = np.minimum(n_items - np.diff(exclude[0]), rng.integers(0, n_items, n_users))
+        draws = []
+        for mask_bytes in (1 << 26, 0):
+            monkeypatch.setattr(sampling, "_MASK_BYTES", mask_bytes)
+            draws.append(sample_negatives(need, exclude, n_items, np.random.default_rng(trial)))
+        np.testing.assert_array_equal(draws[0][0], draws[1][0])
+        np.testing.assert_array_equal(draws[0][1], draws[1][1])
+        np.testing.assert_array_equal(np.diff(draws[0][0]), need)
+
+
 def test_sample_negatives_dense_users_take_the_exact_path():
     exclude = csr_from(np.zeros(90, dtype=np.int64), np.arange(90), 1)
     ptr, items = sample_negatives(np.array([10]), exclude, 100, np.random.default_rng(0))

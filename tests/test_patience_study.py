@@ -14,16 +14,15 @@ _SPEC.loader.exec_module(patience_study)
 
 
 def _trainer_rule(validation, patience):
-    """gbrank.torch._training.train's loop, written out: (kept index, stop index)."""
-    best, kept, stale = None, 0, 0
-    for t, v in enumerate(validation):
-        if best is None or v > best:
-            best, kept, stale = v, t, 0
-        else:
-            stale += 1
-        if stale >= patience:
-            return kept, t
-    return kept, len(validation) - 1
+    """gbrank.torch._training.train's rule, stated directly: an epoch's staleness is its
+    distance from the first epoch holding the running maximum (only a strict improvement
+    resets it); training stops at the first epoch whose staleness reaches ``patience``."""
+    validation = np.asarray(validation)
+    for t in range(len(validation)):
+        best_at = int(np.argmax(validation[: t + 1]))
+        if t - best_at >= patience:
+            return best_at, t
+    return int(np.argmax(validation)), len(validation) - 1
 
 
 @pytest.mark.parametrize("patience", [1, 2, 3, 5, 10])

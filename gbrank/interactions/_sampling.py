@@ -1,11 +1,16 @@
-"""Per-user random hold-out and negative sampling (numpy, vectorised over users)."""
+"""Per-user random hold-out and negative sampling (numpy, vectorised over users; one numba
+pass for the rejection test on small key spaces)."""
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ._checks import display_id
 from ._csr import csr_rows, csr_take
+
+#: largest user x item key space whose taken-keys mask (one byte a key) is built per call
+_MASK_BYTES = 1 << 26
 
 
 def holdout(indptr: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
@@ -75,7 +80,7 @@ def sample_negatives(need: np.ndarray, exclude: tuple[np.ndarray, np.ndarray], n
             out_users.append(np.broadcast_to(rows[:, None], order.shape)[take])
             out_items.append(order[take])
     remaining = np.where(dense, 0, need)
-    chosen = np.zeros(0, dtype=np.int64)
+    taken = _TakenKeys(ex_keys, n_users * n_items)
     while remaining.sum() > 0:
         users = np.flatnonzero(remaining > 0)
         accept = available[users] / n_items
@@ -83,26 +88,70 @@ def sample_negatives(need: np.ndarray, exclude: tuple[np.ndarray, np.ndarray], n
         cu = np.repeat(users, draws)
         ci = rng.integers(0, n_items, size=len(cu))
         keys = cu * n_items + ci
-        ok = ~_sorted_contains(ex_keys, keys) & ~_sorted_contains(chosen, keys)
-        keys, cu, ci = keys[ok], cu[ok], ci[ok]
-        _, first = np.unique(keys, return_index=True)
-        first.sort()  # keep draw order: the first distinct draws are a uniform subset
+        # the first draw of each distinct key, kept when the key is neither excluded nor
+        # chosen already, in draw order: the first distinct draws are a uniform subset
+        first = taken.first_new(keys)
         keys, cu, ci = keys[first], cu[first], ci[first]
-        order = np.argsort(cu, kind="stable")
-        cu, ci, keys = cu[order], ci[order], keys[order]
-        start = np.searchsorted(cu, cu, side="left")
-        rank = np.arange(len(cu)) - start
+        # cu is still grouped by user in draw order (np.repeat of ascending users): each
+        # draw's rank within its user is its distance from the start of the user's run
+        starts = np.flatnonzero(np.r_[True, cu[1:] != cu[:-1]])
+        rank = np.arange(len(cu)) - np.repeat(starts, np.diff(np.r_[starts, len(cu)]))
         take = rank < remaining[cu]
         out_users.append(cu[take])
         out_items.append(ci[take])
-        np.subtract.at(remaining, cu[take], 1)
-        chosen = np.sort(np.concatenate([chosen, keys[take]]))
+        remaining -= np.bincount(cu[take], minlength=n_users)
+        taken.settle(keys, take)
     users = np.concatenate(out_users)
     items = np.concatenate(out_items)
-    order = np.argsort(users, kind="stable")
+    if np.any(users[1:] < users[:-1]):  # dense users or several rounds: regroup, draw order kept
+        items = items[np.argsort(users, kind="stable")]
     indptr = np.zeros(n_users + 1, dtype=np.int64)
-    np.add.at(indptr, users + 1, 1)
-    return np.cumsum(indptr), items[order].astype(np.int64)
+    indptr[1:] = np.cumsum(np.bincount(users, minlength=n_users))
+    return indptr, items.astype(np.int64)
+
+
+class _TakenKeys:
+    """The keys (user * n_items + item) a user may not draw: its excluded items, then the
+    ones drawn so far.  A flat boolean mask over every key when it takes at most
+    ``_MASK_BYTES`` (one pass over the draws in numba), else sorted arrays, ``np.unique``
+    and binary search; both keep the same draws."""
+
+    def __init__(self, excluded: np.ndarray, n_keys: int):
+        self.mask = None
+        if n_keys <= _MASK_BYTES:
+            self.mask = np.zeros(n_keys, dtype=bool)
+            self.mask[excluded] = True
+        self.excluded, self.chosen = excluded, np.zeros(0, dtype=np.int64)
+
+    def first_new(self, keys: np.ndarray) -> np.ndarray:
+        """Indices, in draw order, of the first draw of each key not taken (with the mask,
+        those keys are marked taken until ``settle``)."""
+        if self.mask is not None:
+            return _first_new_draws(keys, self.mask)
+        distinct, first = np.unique(keys, return_index=True)
+        new = ~(_sorted_contains(self.excluded, distinct) | _sorted_contains(self.chosen, distinct))
+        return np.sort(first[new])
+
+    def settle(self, kept: np.ndarray, take: np.ndarray) -> None:
+        """``kept``: the keys ``first_new`` returned; ``take``: those the users took."""
+        if self.mask is not None:
+            self.mask[kept[~take]] = False
+        else:
+            self.chosen = np.sort(np.concatenate([self.chosen, kept[take]]))
+
+
+@njit(cache=True)
+def _first_new_draws(keys, mask):
+    """Indices of the draws whose key is not marked, first draw of a key only; marks them."""
+    out = np.empty(keys.shape[0], dtype=np.int64)
+    n = 0
+    for t in range(keys.shape[0]):
+        k = keys[t]
+        if not mask[k]:
+            mask[k] = True
+            out[n] = t
+            n += 1
+    return out[:n]
 
 
 def _sorted_contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
