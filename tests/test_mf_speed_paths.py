@@ -202,6 +202,30 @@ def test_trained_model_learns(name, lr):
     assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
 
 
+@pytest.mark.parametrize("loss", ["bpr", "warp"])
+def test_mfranker_trains_bpr_and_warp_sgd_with_the_engine(loss, monkeypatch):
+    """MFRanker with plain SGD on the CPU runs the engine's epochs (every epoch goes through
+    sgd_epoch) and ends where the torch path ends, epoch by epoch."""
+    import gbrank.torch._sampled_sgd as engine
+    from gbrank.torch import MFRanker
+
+    rng = np.random.default_rng(4)
+    cells = rng.choice(40 * 50, size=500, replace=False)
+    pairs = np.column_stack([cells // 50, cells % 50])
+    kw = dict(loss=loss, optimizer="sgd", learning_rate=0.5, epochs=4, n_factors=6, validation_size=0.0,
+              random_state=0, verbose=0)
+    calls = []
+    real = engine.sgd_epoch
+    monkeypatch.setattr(engine, "sgd_epoch", lambda *a, **k: calls.append(1) or real(*a, **k))
+    fast = MFRanker(**kw).fit(pairs)
+    assert len(calls) == 4
+    monkeypatch.setattr(engine, "applies", lambda *a, **k: False)
+    slow = MFRanker(**kw).fit(pairs)
+    assert len(calls) == 4  # the torch path did not call it
+    np.testing.assert_allclose(fast.history_["loss"], slow.history_["loss"], rtol=1e-4)
+    np.testing.assert_allclose(fast.predict(pairs), slow.predict(pairs), rtol=1e-3, atol=1e-4)
+
+
 def test_harmonic_table():
     h = harmonic_table(5)
     assert h[0] == 0.0 and h[1] == 1.0 and h[5] == pytest.approx(1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5)

@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from .._progress import progress
+from . import _sampled_sgd as sampled_sgd
 from ._distributed import ONE_PROCESS
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
@@ -159,6 +160,9 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
     """
     optimizer = OPTIMIZERS[config.optimizer](module.parameters(), lr=config.learning_rate,
                                              weight_decay=config.weight_decay)
+    # BPR and WARP with plain SGD on the CPU: the numba engine runs the same epoch (the same
+    # lists, batches, draws and update; tests/test_mf_speed_paths.py) 5-8x faster
+    engine = sampled_sgd.applies(module, loss, config.optimizer, device, replicas.world_size)
     model = replicas.wrap(module)
     generator = replicas.loss_generator(generator, loss)
     history, best_state, best_epoch, best_score, stale = [], None, config.epochs, None, 0
@@ -167,7 +171,12 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
                    leave=False)
     for epoch in bar:
         start = time.perf_counter()
-        mean_loss, _ = train_epoch(model, task, loss, optimizer, device, generator, rng, config.max_pairs, replicas)
+        if engine:
+            mean_loss, _ = sampled_sgd.sgd_epoch(module, task, loss, config.learning_rate, config.weight_decay,
+                                                 generator, rng, config.max_pairs)
+        else:
+            mean_loss, _ = train_epoch(model, task, loss, optimizer, device, generator, rng, config.max_pairs,
+                                       replicas)
         check_divergence(module, mean_loss, epoch, loss, config)
         row = {"epoch": epoch, "loss": mean_loss, "seconds": time.perf_counter() - start}
         if epoch % config.eval_every == 0 or epoch == config.epochs:
