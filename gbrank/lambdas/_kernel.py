@@ -354,16 +354,23 @@ def all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm
     (3-4x faster per call at top-32 pairs, ``docs/speed.md``).  Doubling is exact in
     floating point; ``tests/test_objective_calls.py`` checks the two ways agree."""
     f64 = _c_float64
-    sigma, hess_mode = float(sigma), int(hess_mode)
-    double_hess = hess_mode == HESS_XGBOOST and sigma == 1.0
+    mode, factor = kernel_hessian(hess_mode, sigma)
     grad, hess = _all_gradients(f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric),
-                                int(form), float(p), sigma, int(trunc), bool(score_norm), float(eps),
-                                bool(list_norm), HESS_LIGHTGBM if double_hess else hess_mode, bool(table),
-                                int(gain_code), float(threshold), int(bound_code), f64(scale), f64(cdf), f64(x0),
-                                f64(x1))
-    if double_hess:
-        hess *= 2.0
+                                int(form), float(p), float(sigma), int(trunc), bool(score_norm), float(eps),
+                                bool(list_norm), mode, bool(table), int(gain_code), float(threshold), int(bound_code),
+                                f64(scale), f64(cdf), f64(x0), f64(x1))
+    if factor != 1.0:
+        hess *= factor
     return grad, hess
+
+
+def kernel_hessian(hess_mode, sigma) -> tuple[int, float]:
+    """(hessian mode the kernels are called with, factor that turns their hessian into the
+    one asked for): XGBoost's hessian with sigma = 1 is LightGBM's times 2, exactly (see
+    :func:`all_gradients`), so it runs the loops compiled for LightGBM's."""
+    if int(hess_mode) == HESS_XGBOOST and float(sigma) == 1.0:
+        return HESS_LIGHTGBM, 2.0
+    return int(hess_mode), 1.0
 
 
 def _c_float64(a) -> np.ndarray:

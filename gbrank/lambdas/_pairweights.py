@@ -44,8 +44,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, prepare
-from ._kernel import (HESS_LIGHTGBM, HESS_XGBOOST, _add_pair, _c_float64, _linear_pair, _pair_terms, _pairs_linear,
-                      exp_ratios, ranked_list)
+from ._kernel import (HESS_LIGHTGBM, _add_pair, _c_float64, _linear_pair, _pair_terms, _pairs_linear, exp_ratios,
+                      kernel_hessian, ranked_list)
 
 W_DELTA, W_LOSS2, W_LOSS2PP = 0, 1, 2
 #: ``weighting`` name -> kernel code
@@ -91,11 +91,16 @@ def list_state(seed, key, q):
 
 
 @njit(cache=True, inline="always")
+def _unit(z):
+    """The top 53 bits of z as a uniform in the open interval (0, 1)."""
+    return (float(z >> _S11) + 0.5) * _INV53
+
+
+@njit(cache=True, inline="always")
 def _uniform(state):
     """(u in (0, 1), next state): one splitmix64 step."""
     state = state + _GOLDEN
-    z = _mix(state)
-    return (float(z >> _S11) + 0.5) * _INV53, state
+    return _unit(_mix(state)), state
 
 
 @njit(cache=True)
@@ -324,8 +329,7 @@ def _logit_noise(state, n, noise):
     mix(state + (t + 1) * golden), so that the draws do not wait on each other."""
     state = np.uint64(state)
     for t in range(n):
-        z = _mix(state + np.uint64(t + 1) * _GOLDEN)
-        u = (float(z >> _S11) + 0.5) * _INV53
+        u = _unit(_mix(state + np.uint64(t + 1) * _GOLDEN))
         noise[t] = math.log(u / (1.0 - u))
     return state + np.uint64(n) * _GOLDEN
 
@@ -432,17 +436,14 @@ def weighted_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score
                        table, gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, seed):
     """:func:`_all_weighted` with every argument cast to the one type its compiled
     specialisation takes; ``seed`` is a non-negative integer below 2**64.  The score key is
-    computed here (``score_key``).  XGBoost's hessian with sigma = 1 is LightGBM's doubled,
-    exactly, as in ``_kernel.all_gradients``: the fast loops are compiled for LightGBM's."""
+    computed here (``score_key``); the hessian mode as ``_kernel.kernel_hessian`` maps it."""
     s = _c_float64(scores)
     key = score_key(s)
-    sigma, hess_mode = float(sigma), int(hess_mode)
-    double_hess = hess_mode == HESS_XGBOOST and sigma == 1.0
+    mode, factor = kernel_hessian(hess_mode, sigma)
     grad, hess = _all_weighted(s, _c_float64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric), int(form),
-                               float(p), sigma, int(trunc), bool(score_norm), float(eps), bool(list_norm),
-                               HESS_LIGHTGBM if double_hess else hess_mode, bool(table), int(gain_code),
-                               float(threshold), _c_float64(scale), int(wcode), float(mu), int(n_samples),
-                               int(pair_code), int(per_doc), np.uint64(seed), np.uint64(key))
-    if double_hess:
-        hess *= 2.0
+                               float(p), float(sigma), int(trunc), bool(score_norm), float(eps), bool(list_norm), mode,
+                               bool(table), int(gain_code), float(threshold), _c_float64(scale), int(wcode), float(mu),
+                               int(n_samples), int(pair_code), int(per_doc), np.uint64(seed), np.uint64(key))
+    if factor != 1.0:
+        hess *= factor
     return grad, hess

@@ -161,7 +161,8 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
     optimizer = OPTIMIZERS[config.optimizer](module.parameters(), lr=config.learning_rate,
                                              weight_decay=config.weight_decay)
     # BPR and WARP with plain SGD on the CPU: the numba engine runs the same epoch (the same
-    # lists, batches, draws and update; tests/test_mf_speed_paths.py) 5-8x faster
+    # lists, batches, draws and update; tests/test_mf_speed_paths.py), about 4-7x faster per epoch
+    # (docs/results/mf_speed.md)
     engine = sampled_sgd.applies(module, loss, config.optimizer, device, replicas.world_size)
     model = replicas.wrap(module)
     generator = replicas.loss_generator(generator, loss)
