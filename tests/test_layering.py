@@ -32,7 +32,7 @@ ALLOWED = {
     "interactions": set(),
     "bounds": {"metrics"},
     "lambdas": {"metrics", "bounds"},
-    "backends": {"metrics", "evaluation", "lambdas"},
+    "backends": {"metrics", "evaluation", "lambdas", "torch"},
     "estimators": {"metrics", "evaluation", "lambdas", "backends"},
     "torch": {"metrics", "evaluation", "bounds", "interactions"},
     "dask": {"metrics", "evaluation", "lambdas", "backends", "estimators"},

@@ -213,7 +213,7 @@ def test_mfranker_trains_bpr_and_warp_sgd_with_the_engine(loss, monkeypatch):
     cells = rng.choice(40 * 50, size=500, replace=False)
     pairs = np.column_stack([cells // 50, cells % 50])
     kw = dict(loss=loss, optimizer="sgd", learning_rate=0.5, epochs=4, n_factors=6, validation_size=0.0,
-              random_state=0, verbose=0)
+              random_state=0, verbose=0, device="cpu")  # "auto" would take a GPU where there is one
     calls = []
     real = engine.sgd_epoch
     monkeypatch.setattr(engine, "sgd_epoch", lambda *a, **k: calls.append(1) or real(*a, **k))

@@ -7,6 +7,8 @@ and ranking weights are per query.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._common import MetricCallback, check_library_object, check_objective
@@ -79,8 +81,20 @@ def xgboost_params(params, objective):
 def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
                   early_stopping_rounds, verbose):
     """Train an XGBoost booster (see ``train_lightgbm`` for the arguments).  ``weight``
-    is one weight per query."""
+    is one weight per query.  With ``device="cuda"`` in ``params`` a gbrank objective's
+    gradients are computed on the GPU (:func:`train_xgboost_device`)."""
     import xgboost as xgb
+
+    if not isinstance(objective, str) and on_gpu(params):
+        problems = _device_problems(objective)
+        if float(params.get("base_score", 0.0)) != 0.0:
+            problems.append(f"base_score={params['base_score']!r} (the device loop starts the margins at 0)")
+        if not problems:
+            return train_xgboost_device(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
+                                        early_stopping_rounds, verbose)
+        warnings.warn(f"XGBoost trains on {params['device']!r} but the gradients of {objective!r} are computed on "
+                      f"the host ({'; '.join(problems)}): the predictions go to the host and the gradients back "
+                      "every round", stacklevel=3)
 
     def dmatrix(Xs, ys, ps, w=None):
         d = xgb.DMatrix(Xs, label=ys, enable_categorical=_is_frame(Xs))
@@ -108,6 +122,80 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
     else:
         best = booster.num_boosted_rounds()
     return booster, best, history
+
+
+def on_gpu(params) -> bool:
+    """XGBoost is asked to train on a GPU (``device="cuda[:n]"`` or ``"gpu"``)."""
+    return str(params.get("device", "cpu")).split(":")[0] in ("cuda", "gpu")
+
+
+def _device_problems(objective) -> list[str]:
+    """Why ``objective``'s gradients cannot be computed on the device (empty: they can)."""
+    from ..lambdas import LambdaObjective
+
+    if not isinstance(objective, LambdaObjective):
+        return [f"{type(objective).__name__} is not a gbrank LambdaObjective"]
+    try:
+        from ..torch import device_objective_problems
+    except ImportError:
+        return ["torch is not installed (pip install 'gbrank[torch]')"]
+    return [f"the torch gradients do not cover {p}" for p in device_objective_problems(objective)]
+
+
+def train_xgboost_device(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
+                         early_stopping_rounds, verbose):
+    """Train XGBoost with a gbrank ``LambdaObjective`` whose gradients are computed with torch
+    on XGBoost's own device, so that nothing crosses to the host per round but the
+    evaluation metrics.
+
+    ``xgboost.train(obj=...)`` hands a Python objective the predictions as a host array, so
+    on a GPU every round copies them out and the gradients back in.  Here the training
+    margins stay on the device: after each round the new tree's output
+    (``inplace_predict`` of that one tree, ``predict_type="margin"``) is added to them, the
+    next gradients come from ``gbrank.torch.DeviceLambdaGradients`` (the numba kernel's
+    values in torch, float64) and go to ``Booster.boost`` as device arrays.  The same loop
+    runs on the CPU (``device="cpu"``: NumPy in, torch on the CPU), where it gives the model
+    of ``xgboost.train(obj=XGBoostObjective(objective))`` (which is the faster way there).
+    Arguments and return value: :func:`train_xgboost`; the base score must be 0 (gbrank's
+    backend sets it).  GPU arrays in and out of XGBoost need CuPy, as XGBoost itself does."""
+    import xgboost as xgb
+
+    from ..torch import DeviceLambdaGradients, Margins, device_array
+
+    params, _ = xgboost_params(params, objective)
+    if float(params.setdefault("base_score", 0.0)) != 0.0:
+        raise ValueError(f"train_xgboost_device accumulates the trees' margins from 0, so base_score must be 0, got "
+                         f"{params['base_score']!r}; ranking is shift-invariant, drop it")
+    device = str(params.get("device", "cpu")).replace("gpu", "cuda")
+    if early_stopping_rounds and not eval_sets:
+        raise ValueError("early_stopping_rounds needs an eval_set to watch")
+    data = device_array(X, device)
+    dtrain = xgb.QuantileDMatrix(data, label=np.asarray(y, dtype=np.float32), group=np.diff(ptr))
+    booster = xgb.Booster(params, [dtrain])
+    state = DeviceLambdaGradients(objective, y, ptr, weight, device)
+    evals = [(device_array(Xv, device), Margins(len(yv), device), np.asarray(yv), np.asarray(pv))
+             for Xv, yv, pv in eval_sets]
+    history: dict = {f"valid_{k}": {str(s): [] for s in metric.specs} for k in range(len(evals))}
+    watched = metric.specs[0] if evals else None
+    best, best_round = None, 0
+    for it in range(n_estimators):
+        grad, hess = state.gradients()
+        booster.boost(dtrain, it, grad=grad, hess=hess)
+        state.margins.add(booster.inplace_predict(data, iteration_range=(it, it + 1), predict_type="margin"))
+        for k, (Xv, margins, yv, pv) in enumerate(evals):
+            margins.add(booster.inplace_predict(Xv, iteration_range=(it, it + 1), predict_type="margin"))
+            vals = metric.values(margins.numpy(), yv, pv)
+            for name, value, _ in vals:
+                history[f"valid_{k}"][name].append(value)
+            if verbose and it % max(1, int(verbose)) == 0:
+                print(f"[{it}]\t" + "\t".join(f"valid_{k}-{name}:{value:.5f}" for name, value, _ in vals))
+        if evals:  # XGBoost's EarlyStopping on the last evaluation set: strict improvement
+            value = history[f"valid_{len(evals) - 1}"][str(watched)][-1]
+            if best is None or (value > best if watched.higher_is_better else value < best):
+                best, best_round = value, it
+            elif early_stopping_rounds and it - best_round >= early_stopping_rounds:
+                break
+    return booster, (best_round + 1 if early_stopping_rounds else booster.num_boosted_rounds()), history
 
 
 def predict_xgboost(booster, X, best_iteration):

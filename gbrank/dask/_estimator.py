@@ -246,6 +246,11 @@ def _persist_checked(client, train, evals, objective):
     return out[0], out[1:], holders
 
 
+#: how long a failed training waits for the scheduler to report a lost worker before it
+#: re-raises the library's own error
+LOST_WORKER_GRACE_S = 5.0
+
+
 def _run_watched(client, workers: set, timeout, train):
     """Run ``train`` (which blocks on the cluster) while watching the workers that hold the
     training rows: a lost worker or an exceeded ``timeout`` raises DaskTrainingError at
@@ -275,7 +280,15 @@ def _run_watched(client, workers: set, timeout, train):
                 f"distributed training did not finish within timeout={timeout} s; the "
                 "cluster may be overloaded or a worker stuck. Raise timeout, or check the "
                 "workers (dashboard, logs) and restart them (client.restart())")
-    lost = lost or (_lost(client, workers) if "error" in outcome else set())
+    if "error" in outcome and not lost and not isinstance(outcome["error"], (ValueError, TypeError)):
+        # the surviving workers' library can fail on the broken connection ("Socket recv
+        # error, Connection reset by peer") before the scheduler has noticed the lost worker:
+        # give it a few seconds to, so that the error names the cause
+        deadline = time.monotonic() + LOST_WORKER_GRACE_S
+        while not lost and time.monotonic() < deadline:
+            lost = _lost(client, workers)
+            if not lost:
+                time.sleep(0.25)
     if lost:
         raise DaskTrainingError(
             f"Dask worker(s) {sorted(lost)} left the cluster during distributed training "

@@ -13,12 +13,16 @@ This is the only part of gbrank that imports torch.
   (``"sampled"`` or ``"full"`` catalogue).
 * Estimators with scikit-learn conventions: :class:`MFRanker` (user, item) and
   :class:`NetRanker` (features, query ids); ``save``/``load``.
+* LambdaRank gradients of a gradient-boosting objective on the device where the library
+  keeps its predictions (:class:`DeviceLambdaGradients`: XGBoost on a GPU without a host
+  round trip per round).
 * Data-parallel training (DistributedDataParallel, users split over processes):
   ``MFRanker(distributed=True)`` under ``torchrun``, :func:`fit_distributed`,
   :func:`launch_local`.
 """
 
 from ..interactions import InteractionSplit, NotEnoughNegatives, split_interactions
+from ._boosting import DeviceLambdaGradients, Margins, device_array, device_objective_problems
 from ._device import resolve_device
 from ._distributed import DistributedTrainingError, fit_distributed, launch_local
 from ._lambda import DELTAS, lambda_loss, lambda_weights
@@ -37,6 +41,6 @@ __all__ = [
     "kos_loss", "warp_loss", "bpr_loss", "harmonic",
     "InteractionSplit", "NotEnoughNegatives", "split_interactions", "PROTOCOLS", "evaluate_recommender",
     "MatrixFactorization", "MFRanker", "RankingNet", "NetRanker",
-    "resolve_device",
+    "resolve_device", "DeviceLambdaGradients", "Margins", "device_array", "device_objective_problems",
     "fit_distributed", "launch_local", "DistributedTrainingError",
 ]
