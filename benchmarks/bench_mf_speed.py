@@ -11,6 +11,9 @@ batches of 32 users, plain SGD), by
 * ``numba kernel``: its SGD kernel alone on lists drawn beforehand;
 * ``torch``: ``gbrank.torch._training.train_epoch``, the path of ``MFRanker`` today.
 
+gbrank's ``bpr`` sums every (positive, negative) pair of a list; ``bpr drawn``
+(``pairs="drawn"``) takes each drawn negative with one positive, implicit's amount of work
+(one pair per positive at NSR 1).
 implicit has no WARP: gbrank's WARP epoch is compared with implicit's BPR epoch.  The
 contenders run interleaved (one epoch of each per repeat), with one thread and with all
 threads (numba, torch and implicit set alike); the table gives the median seconds and the
@@ -84,8 +87,9 @@ def movielens(repeats: int, threads: list[int], seed: int) -> list[dict]:
         rng = np.random.default_rng(seed)
         gen = torch.Generator().manual_seed(seed)
         task = _MFTask(positives, positives, n_items, 1, True, 32, np.arange(n_users), None)
+        variants = {"bpr": ("bpr", {}), "bpr drawn": ("bpr", {"pairs": "drawn"}), "warp": ("warp", {})}
         models = {}
-        for name in ("bpr", "warp"):
+        for name in variants:
             m = MatrixFactorization(n_users, n_items, 32)
             m.reset_parameters(0.1, torch.Generator().manual_seed(seed))
             models[name] = m
@@ -96,7 +100,7 @@ def movielens(repeats: int, threads: list[int], seed: int) -> list[dict]:
         torch_models = {k: MatrixFactorization(n_users, n_items, 32) for k in models}
         for m in torch_models.values():
             m.reset_parameters(0.1, torch.Generator().manual_seed(seed))
-        lr = {"bpr": 0.05, "warp": 0.05}  # small steps: timing, not accuracy
+        lr = {name: 0.05 for name in variants}  # small steps: timing, not accuracy
 
         imp = BayesianPersonalizedRanking(factors=32, iterations=1, num_threads=n_threads, random_state=seed)
         imp.fit(matrix, show_progress=False)
@@ -113,13 +117,13 @@ def movielens(repeats: int, threads: list[int], seed: int) -> list[dict]:
             return time.perf_counter() - start
 
         contenders = {"implicit bpr": implicit_epoch}
-        for name in ("bpr", "warp"):
-            loss = make_loss(name)
+        for name, (base, options) in variants.items():
+            loss = make_loss(base, **options)
             contenders[f"gbrank {name} numba"] = (lambda loss=loss, name=name: timed(
                 lambda: sgd_epoch(models[name], task, loss, lr[name], 0.0, gen, rng)))
-            contenders[f"gbrank {name} numba kernel"] = (lambda name=name: timed(
-                lambda: epoch_arrays(kernel_U[name], kernel_V[name], *lists, batches, name,
-                                     learning_rate=lr[name], generator=gen)))
+            contenders[f"gbrank {name} numba kernel"] = (lambda name=name, base=base, options=options: timed(
+                lambda: epoch_arrays(kernel_U[name], kernel_V[name], *lists, batches, base,
+                                     learning_rate=lr[name], generator=gen, **options)))
             opt = torch.optim.SGD(torch_models[name].parameters(), lr=lr[name])
             contenders[f"gbrank {name} torch"] = (lambda loss=loss, opt=opt, name=name: timed(
                 lambda: train_epoch(torch_models[name], task, loss, opt, torch.device("cpu"), gen, rng, 1 << 22)))

@@ -20,7 +20,8 @@ torch = pytest.importorskip("torch")
 from gbrank.interactions import csr_from  # noqa: E402
 from gbrank.torch._losses import make_loss  # noqa: E402
 from gbrank.torch._mf import MatrixFactorization, _MFTask  # noqa: E402
-from gbrank.torch._sampled_sgd import _bpr_list, applies, epoch_arrays, harmonic_table, sgd_epoch  # noqa: E402
+from gbrank.torch._sampled import bpr_loss  # noqa: E402
+from gbrank.torch._sampled_sgd import _bpr_drawn_list, _bpr_list, applies, epoch_arrays, harmonic_table, sgd_epoch  # noqa: E402
 from gbrank.torch._training import train_epoch  # noqa: E402
 
 
@@ -53,7 +54,8 @@ def _torch_step(U, V, ptr, items, labels, rows, loss, lr, wd, seed):
             float(per_list.detach().mean()))
 
 
-@pytest.mark.parametrize("name,options", [("bpr", {}), ("bpr", {"relevance_threshold": 0.5}),
+@pytest.mark.parametrize("name,options", [("bpr", {}), ("bpr", {"relevance_threshold": 0.5}), ("bpr", {"pairs": "drawn"}),
+                                          ("bpr", {"pairs": "drawn", "relevance_threshold": 0.5}),
                                           ("warp", {}), ("warp", {"margin": 0.3}), ("warp", {"max_trials": 2}),
                                           ("warp", {"margin": 0.0, "max_trials": 1})])
 @pytest.mark.parametrize("seed", range(6))
@@ -111,6 +113,63 @@ def test_bpr_list_kernel_against_double_loop(spread):
         np.testing.assert_allclose(g, g_want, rtol=1e-9, atol=1e-15)
 
 
+def _bpr_drawn_brute(sc, lab, threshold):
+    """The drawn pairs by their definition: the j-th non-relevant item with the
+    floor(j P / N)-th relevant one, the loss their mean."""
+    pos = [i for i in range(len(sc)) if lab[i] >= threshold]
+    neg = [j for j in range(len(sc)) if lab[j] < threshold]
+    g = np.zeros(len(sc))
+    if not pos or not neg:
+        return 0.0, g
+    total = 0.0
+    for k, j in enumerate(neg):
+        i = pos[k * len(pos) // len(neg)]
+        z = sc[j] - sc[i]
+        total += max(z, 0.0) + math.log1p(math.exp(-abs(z)))
+        r = 1.0 / (1.0 + math.exp(-z))
+        g[i] -= r / len(neg)
+        g[j] += r / len(neg)
+    return total / len(neg), g
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_drawn_bpr_pairs_against_their_definition(seed):
+    """``bpr_loss(pairs="drawn")`` (torch, padded batches) and the numba list kernel against
+    the definition; at P = N it is one pair per positive, and with NSR negatives per positive
+    each positive meets exactly NSR of them."""
+    rng = np.random.default_rng(seed)
+    rows, want = [], []
+    for _ in range(12):
+        n = int(rng.integers(1, 30))
+        sc = rng.normal(0, [0.5, 3.0, 40.0][seed % 3], n)
+        lab = (rng.random(n) < rng.uniform(0.1, 0.9)).astype(np.float64)
+        g = np.empty(n)
+        value = _bpr_drawn_list(sc, lab, 1.0, g, 1.0)
+        w_value, w_g = _bpr_drawn_brute(sc, lab, 1.0)
+        assert value == pytest.approx(w_value, rel=1e-9, abs=1e-12)
+        np.testing.assert_allclose(g, w_g, rtol=1e-9, atol=1e-15)
+        rows.append((sc, lab))
+        want.append(w_value)
+    width = max(len(sc) for sc, _ in rows)
+    S = torch.zeros(len(rows), width, dtype=torch.float64)
+    Y = torch.zeros(len(rows), width, dtype=torch.float64)
+    M = torch.zeros(len(rows), width, dtype=torch.bool)
+    for b, (sc, lab) in enumerate(rows):
+        S[b, :len(sc)], Y[b, :len(sc)], M[b, :len(sc)] = torch.from_numpy(sc), torch.from_numpy(lab), True
+    np.testing.assert_allclose(bpr_loss(S, Y, M, pairs="drawn").numpy(), want, rtol=1e-9, atol=1e-12)
+    # positives first, then 3 negatives per positive: positive k meets negatives 3k..3k+2
+    lab = np.array([1.0] * 4 + [0.0] * 12)
+    counts = np.zeros(4, int)
+    for k in range(12):
+        counts[k * 4 // 12] += 1
+    assert counts.tolist() == [3, 3, 3, 3]
+    with pytest.raises(ValueError, match="pairs must be one of"):
+        bpr_loss(S, Y, M, pairs="some")
+    with pytest.raises(ValueError, match="'drawn' \\(BPR only\\)"):
+        epoch_arrays(np.zeros((1, 2), np.float32), np.zeros((2, 2), np.float32), np.array([0, 2]), np.array([0, 1]),
+                     np.array([1.0, 0.0]), [np.array([0])], "warp", learning_rate=0.1, pairs="drawn")
+
+
 def _task(seed, n_users=40, n_items=60, nsr=2, batch_size=8):
     rng = np.random.default_rng(seed)
     u = np.repeat(np.arange(n_users), rng.integers(1, 12, n_users))
@@ -120,11 +179,13 @@ def _task(seed, n_users=40, n_items=60, nsr=2, batch_size=8):
 
 
 @pytest.mark.parametrize("name,wd,max_pairs", [("bpr", 0.0, 1 << 22), ("warp", 0.0, 1 << 22), ("bpr", 0.05, 1 << 22),
-                                               ("warp", 0.1, 1 << 22), ("warp", 0.0, 300)])
+                                               ("warp", 0.1, 1 << 22), ("warp", 0.0, 300), ("bpr:drawn", 0.0, 1 << 22),
+                                               ("bpr:drawn", 0.05, 1 << 22)])
 def test_epochs_equal_train_epoch(name, wd, max_pairs):
     """Two roads: the numba epoch and torch's train_epoch, same seeds, three epochs (WARP's
     draws come from the generator in the torch path's chunk shapes; max_pairs=300 forces chunks)."""
-    loss = make_loss(name)
+    name, _, pairs = name.partition(":")
+    loss = make_loss(name, **({"pairs": pairs} if pairs else {}))
     task_t, task_n = _task(1), _task(1)
     m_t = MatrixFactorization(40, 60, 8)
     m_t.reset_parameters(0.5, torch.Generator().manual_seed(0))
@@ -202,7 +263,7 @@ def test_trained_model_learns(name, lr):
     assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
 
 
-@pytest.mark.parametrize("loss", ["bpr", "warp"])
+@pytest.mark.parametrize("loss", ["bpr", "warp", "bpr:drawn"])
 def test_mfranker_trains_bpr_and_warp_sgd_with_the_engine(loss, monkeypatch):
     """MFRanker with plain SGD on the CPU runs the engine's epochs (every epoch goes through
     sgd_epoch) and ends where the torch path ends, epoch by epoch."""
@@ -212,8 +273,10 @@ def test_mfranker_trains_bpr_and_warp_sgd_with_the_engine(loss, monkeypatch):
     rng = np.random.default_rng(4)
     cells = rng.choice(40 * 50, size=500, replace=False)
     pairs = np.column_stack([cells // 50, cells % 50])
+    loss, _, mode = loss.partition(":")
     kw = dict(loss=loss, optimizer="sgd", learning_rate=0.5, epochs=4, n_factors=6, validation_size=0.0,
-              random_state=0, verbose=0, device="cpu")  # "auto" would take a GPU where there is one
+              random_state=0, verbose=0, device="cpu",  # "auto" would take a GPU where there is one
+              loss_params={"pairs": mode} if mode else None)
     calls = []
     real = engine.sgd_epoch
     monkeypatch.setattr(engine, "sgd_epoch", lambda *a, **k: calls.append(1) or real(*a, **k))

@@ -121,7 +121,7 @@ def _listwise_entry(family: str, spec: _Listwise) -> _Entry:
 LOSSES: dict[str, _Entry] = {
     **{f"lambda_{n}": _lambda_entry(n) for n in sorted(with_delta())},
     **{f"listwise_{n}": _listwise_entry(n, LISTWISE[n]) for n in sorted(with_listwise()) if n in LISTWISE},
-    "bpr": _Entry(bpr_loss, _THRESHOLD, "ndcg", 100.0),
+    "bpr": _Entry(bpr_loss, _THRESHOLD + ("pairs",), "ndcg", 100.0),
     "kos_auc": _Entry(partial(kos_loss, step="auc"), _KOS, "ndcg", 100.0, sampled=True),
     "kos_warp": _Entry(partial(kos_loss, step="warp"), _KOS, "ndcg", 10.0, sampled=True),
     "warp": _Entry(warp_loss, ("margin", "max_trials") + _THRESHOLD, "ndcg", 10.0, sampled=True),

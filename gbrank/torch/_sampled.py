@@ -59,19 +59,45 @@ def _check_margin(margin) -> float:
     return m
 
 
-def bpr_loss(scores, labels, mask=None, *, relevance_threshold: float = 1.0) -> torch.Tensor:
+BPR_PAIRS = ("all", "drawn")
+
+
+def bpr_loss(scores, labels, mask=None, *, relevance_threshold: float = 1.0, pairs: str = "all") -> torch.Tensor:
     r"""BPR per list: the mean over (relevant i, non-relevant j) pairs of log(1 + exp(-(s_i - s_j))).
 
-    This is -ln sigmoid(s_i - s_j), the BPR-Opt criterion, averaged over all the pairs of
-    the list rather than over one drawn pair (the classic sampler estimates the same mean).
-    0 for a list without such a pair.
+    This is -ln sigmoid(s_i - s_j), the BPR-Opt criterion (Rendle et al., UAI 2009).
+    ``pairs="all"``: the mean over *every* pair of the list.  ``pairs="drawn"``: each
+    non-relevant item is paired with one relevant item, the j-th non-relevant item of the list
+    (in list order) with the floor(j P / N)-th relevant one (P relevant, N non-relevant): with
+    the training lists of ``MFRanker`` (the positives, then NSR drawn negatives per positive)
+    every positive meets its own NSR uniformly drawn negatives, the classic BPR sampler (one
+    drawn negative per positive at NSR 1, as the ``implicit`` library's epoch), N pairs a list
+    instead of P N.  Both estimate the same mean.  0 for a list without such a pair.
+
+    Examples
+    --------
+    >>> import torch
+    >>> s, y = torch.tensor([[2.0, 1.0, 0.0, 3.0]]), torch.tensor([[1.0, 1.0, 0.0, 0.0]])
+    >>> round(bpr_loss(s, y, pairs="drawn").item(), 4)  # pairs (2.0, 0.0) and (1.0, 3.0)
+    1.1269
     """
+    if pairs not in BPR_PAIRS:
+        raise ValueError(f"pairs must be one of {BPR_PAIRS} ('all': every (relevant, non-relevant) pair of a list; "
+                         f"'drawn': one relevant item per non-relevant one), got {pairs!r}")
     scores, labels, mask = check_batch(scores, labels, mask)
     s, pos_idx, pos_valid, neg_idx, neg_valid = _split(scores, labels, mask, relevance_threshold)
     sp, sn = s.gather(1, pos_idx), s.gather(1, neg_idx)
-    pairs = (pos_valid[:, :, None] & neg_valid[:, None, :]).to(s.dtype)
-    count = pairs.sum(dim=(1, 2))
-    weights = pairs / count.clamp(min=1.0)[:, None, None]
+    pairs_mask = pos_valid[:, :, None] & neg_valid[:, None, :]
+    if pairs == "drawn":
+        n_pos = pos_valid.sum(dim=1, keepdim=True)  # [B, 1]
+        n_neg = neg_valid.sum(dim=1, keepdim=True).clamp(min=1)
+        j = torch.arange(neg_idx.shape[1], device=s.device)[None, :]
+        partner = torch.div(j * n_pos, n_neg, rounding_mode="floor")  # [B, N]
+        pairs_mask = pairs_mask & (torch.arange(pos_idx.shape[1], device=s.device)[None, :, None]
+                                   == partner[:, None, :])
+    weights = pairs_mask.to(s.dtype)
+    count = weights.sum(dim=(1, 2))
+    weights = weights / count.clamp(min=1.0)[:, None, None]
     return weighted_pair_softplus(sp, sn, weights, 1.0)
 
 

@@ -36,8 +36,8 @@ from numba import njit, prange
 
 from ._batching import bucket_batches
 
-BPR, WARP = 0, 1
-#: loss name -> kernel code
+BPR, WARP, BPR_DRAWN = 0, 1, 2
+#: loss name -> kernel code (BPR with ``pairs="drawn"`` is BPR_DRAWN)
 KINDS = {"bpr": BPR, "warp": WARP}
 #: list score range above which the BPR kernel takes one exponential per pair (the factored
 #: exp(s_j - c) exp(c - s_i) would overflow float64 beyond ~1400)
@@ -125,6 +125,46 @@ def _bpr_list(sc, lab, threshold, g, scale):
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"}, error_model="numpy")
+def _bpr_drawn_list(sc, lab, threshold, g, scale):
+    """Loss of one list and g (its gradient times ``scale``) for BPR over the drawn pairs: the
+    j-th non-relevant item with the floor(j P / N)-th relevant one (``bpr_loss(pairs="drawn")``)."""
+    n = sc.shape[0]
+    n_pos = 0
+    for l in range(n):
+        g[l] = 0.0
+        if lab[l] >= threshold:
+            n_pos += 1
+    n_neg = n - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return 0.0
+    at_pos = np.empty(n_pos, dtype=np.int64)
+    kp = 0
+    for l in range(n):
+        if lab[l] >= threshold:
+            at_pos[kp] = l
+            kp += 1
+    inv = scale / n_neg
+    total = 0.0
+    j = 0
+    for l in range(n):
+        if lab[l] >= threshold:
+            continue
+        i = at_pos[(j * n_pos) // n_neg]
+        z = sc[l] - sc[i]
+        if z >= 0:
+            r = 1.0 / (1.0 + math.exp(-z))
+            total += z + math.log1p(math.exp(-z))
+        else:
+            ez = math.exp(z)
+            r = ez / (1.0 + ez)
+            total += math.log1p(ez)
+        g[i] -= r * inv
+        g[l] += r * inv
+        j += 1
+    return total / n_neg
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"}, error_model="numpy")
 def _warp_list(sc, lab, threshold, margin, max_trials, uni, harm, g, scale):
     """Loss of one list and g (its gradient times ``scale``) for WARP, with the uniforms
     ``uni[2 t], uni[2 t + 1]`` of the list's t-th positive (as ``warp_loss`` draws them)."""
@@ -204,6 +244,8 @@ def _epoch(U, V, ptr, items, labels, rows, bptr, kind, threshold, margin, max_tr
                 sc[l] = acc
             if kind == BPR:
                 losses[t] = _bpr_list(sc[a:b], labels[a:b], threshold, g[a:b], scale)
+            elif kind == BPR_DRAWN:
+                losses[t] = _bpr_drawn_list(sc[a:b], labels[a:b], threshold, g[a:b], scale)
             else:
                 losses[t] = _warp_list(sc[a:b], labels[a:b], threshold, margin, max_trials,
                                        uni[uoff[r0 + t]:], harm, g[a:b], scale)
@@ -273,7 +315,8 @@ def _warp_uniforms(batches, ptr, labels, threshold, generator, max_pairs):
 def epoch_arrays(user_factors: np.ndarray, item_factors: np.ndarray, ptr: np.ndarray, items: np.ndarray,
                  labels: np.ndarray, batches, loss: str, *, learning_rate: float, weight_decay: float = 0.0,
                  relevance_threshold: float = 1.0, margin: float = 1.0, max_trials: int | None = None,
-                 generator: torch.Generator | None = None, max_pairs: int = 1 << 22) -> tuple[float, int]:
+                 pairs: str = "all", generator: torch.Generator | None = None,
+                 max_pairs: int = 1 << 22) -> tuple[float, int]:
     """One SGD epoch of BPR or WARP on float32 factor matrices, updated in place.
 
     Parameters
@@ -288,7 +331,7 @@ def epoch_arrays(user_factors: np.ndarray, item_factors: np.ndarray, ptr: np.nda
     loss : {"bpr", "warp"}
     learning_rate, weight_decay : float
         Of plain SGD: ``w <- w - learning_rate (grad + weight_decay w)``.
-    relevance_threshold, margin, max_trials :
+    relevance_threshold, margin, max_trials, pairs :
         The loss options (see :func:`gbrank.torch.bpr_loss`, :func:`gbrank.torch.warp_loss`).
     generator : torch.Generator, optional
         WARP's uniforms, drawn as the torch path draws them (so a seed gives the same model).
@@ -336,6 +379,10 @@ def epoch_arrays(user_factors: np.ndarray, item_factors: np.ndarray, ptr: np.nda
     if len(rows) and (rows.min() < 0 or rows.max() >= min(user_factors.shape[0], len(ptr) - 1)):
         raise ValueError(f"batches must hold list (user) rows 0..{min(user_factors.shape[0], len(ptr) - 1) - 1}")
     kind = KINDS[loss]
+    if pairs not in ("all", "drawn") or (pairs == "drawn" and kind != BPR):
+        raise ValueError(f"pairs={pairs!r}: 'all' (both losses) or 'drawn' (BPR only)")
+    if pairs == "drawn":
+        kind = BPR_DRAWN
     if kind == WARP:
         if generator is None:
             generator = torch.Generator()
