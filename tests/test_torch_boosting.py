@@ -19,7 +19,8 @@ xgb = pytest.importorskip("xgboost")
 
 from gbrank import LambdaObjective  # noqa: E402
 from gbrank.backends import XGBoostMetric, XGBoostObjective, xgboost_params  # noqa: E402
-from gbrank.backends._xgboost import _device_problems, on_gpu, train_xgboost, train_xgboost_device  # noqa: E402
+from gbrank.backends._xgboost import (_device_problems, device_fallback_reasons, on_gpu, train_xgboost,  # noqa: E402
+                                      train_xgboost_device)
 from gbrank.datasets import make_letor  # noqa: E402
 from gbrank.torch import DeviceLambdaGradients, device_objective_problems  # noqa: E402
 from gbrank.torch._boosting import PaddedLists, lambda_gradients  # noqa: E402
@@ -95,6 +96,20 @@ def test_settings_without_a_torch_twin_are_named(option, value):
     assert _device_problems(object()) == ["object is not a gbrank LambdaObjective"]
 
 
+def test_what_sends_a_gpu_training_through_the_host():
+    import pandas as pd
+
+    obj = LambdaObjective("ndcg")
+    X = np.zeros((3, 2))
+    assert device_fallback_reasons({"device": "cuda", "base_score": 0.0}, X, obj) == []
+    assert device_fallback_reasons({"device": "cuda", "base_score": 0.5}, X, obj) == [
+        "base_score=0.5 (the device loop starts the margins at 0)"]
+    frame = pd.DataFrame({"a": pd.Categorical(["x", "y", "x"]), "b": [1.0, 2.0, 3.0]})
+    assert device_fallback_reasons({"device": "cuda"}, frame, LambdaObjective("ndcg", stochastic=1)) == [
+        "the torch gradients do not cover stochastic=1",
+        "categorical columns (a DataFrame; the device loop takes numeric arrays)"]
+
+
 def test_gpu_device_names():
     assert on_gpu({"device": "cuda"}) and on_gpu({"device": "cuda:1"}) and on_gpu({"device": "gpu"})
     assert not on_gpu({}) and not on_gpu({"device": "cpu"})
@@ -116,8 +131,8 @@ def test_device_loop_trains_the_model_of_xgboost_train_with_the_objective(object
     X, y, ptr = _letor()
     weights = np.linspace(0.5, 2.0, len(ptr) - 1)
     params, obj = xgboost_params(PARAMS, objective)
-    dtrain = xgb.QuantileDMatrix(X.astype(np.float32), label=y.astype(np.float32), group=np.diff(ptr))
-    dtrain.set_weight(weights)
+    # the weights at construction: they weigh the quantile sketch too, as a DMatrix's do under hist
+    dtrain = xgb.QuantileDMatrix(X.astype(np.float32), label=y.astype(np.float32), group=np.diff(ptr), weight=weights)
     reference = xgb.train(params, dtrain, num_boost_round=12, obj=obj)
     booster, best, history = train_xgboost_device(PARAMS, X, y, ptr, weights, [], objective,
                                                   XGBoostMetric(["ndcg@10"]), 12, None, False)

@@ -86,9 +86,7 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
     import xgboost as xgb
 
     if not isinstance(objective, str) and on_gpu(params):
-        problems = _device_problems(objective)
-        if float(params.get("base_score", 0.0)) != 0.0:
-            problems.append(f"base_score={params['base_score']!r} (the device loop starts the margins at 0)")
+        problems = device_fallback_reasons(params, X, objective)
         if not problems:
             return train_xgboost_device(params, X, y, ptr, weight, eval_sets, objective, metric, n_estimators,
                                         early_stopping_rounds, verbose)
@@ -127,6 +125,17 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
 def on_gpu(params) -> bool:
     """XGBoost is asked to train on a GPU (``device="cuda[:n]"`` or ``"gpu"``)."""
     return str(params.get("device", "cpu")).split(":")[0] in ("cuda", "gpu")
+
+
+def device_fallback_reasons(params, X, objective) -> list[str]:
+    """Why XGBoost on a GPU would train ``objective`` through the host (empty: its gradients
+    are computed on the device, :func:`train_xgboost_device`)."""
+    problems = _device_problems(objective)
+    if float(params.get("base_score", 0.0)) != 0.0:
+        problems.append(f"base_score={params['base_score']!r} (the device loop starts the margins at 0)")
+    if _is_frame(X):
+        problems.append("categorical columns (a DataFrame; the device loop takes numeric arrays)")
+    return problems
 
 
 def _device_problems(objective) -> list[str]:
@@ -170,7 +179,7 @@ def train_xgboost_device(params, X, y, ptr, weight, eval_sets, objective, metric
     if early_stopping_rounds and not eval_sets:
         raise ValueError("early_stopping_rounds needs an eval_set to watch")
     data = device_array(X, device)
-    dtrain = xgb.QuantileDMatrix(data, label=np.asarray(y, dtype=np.float32), group=np.diff(ptr))
+    dtrain = xgb.QuantileDMatrix(data, label=np.asarray(y, dtype=np.float32), group=np.diff(ptr), weight=weight)
     booster = xgb.Booster(params, [dtrain])
     state = DeviceLambdaGradients(objective, y, ptr, weight, device)
     evals = [(device_array(Xv, device), Margins(len(yv), device), np.asarray(yv), np.asarray(pv))
