@@ -12,7 +12,11 @@
 #      on the CPU carries on.
 # Needs python3 with torch (CUDA), numpy, numba, scipy, pandas, scikit-learn, statsmodels, tqdm,
 # matplotlib and pytest (+ pytest-xdist); xgboost with CUDA and CuPy for step 1; gbrank from
-# this checkout.
+# this checkout. XGBoost's CUDA wheel (xgboost_cu13 3.3.0, 59 MB; 55 MB as the unpacked
+# package in tar.xz) did not fit beside the 26 MB tree in one call of the device tool (64 MiB):
+# it went in two halves, the first parked in /tmp of the warm machine by a first call, the
+# second carried by the call that runs this script after
+#   mkdir -p /tmp/xgb && cat /tmp/xgbpart00 .gpu2/xgbpart01 | tar xJ -C /tmp/xgb && export PYTHONPATH=/tmp/xgb
 #
 #   GBRANK_DATA=/path/to/shared/data OUT=/tmp/gpu bash scripts/gpu_checks.sh [BUDGET_S] [JOBS] [SPLIT] [EPOCHS]
 #
