@@ -52,6 +52,16 @@ def harmonic_table(n: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True, inline="always")
+def _sigmoid_softplus(z):
+    """(sigmoid(z), log(1 + exp(z))) without overflow: a pair's BPR gradient weight and loss,
+    z = s_negative - s_positive."""
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z)), z + math.log1p(math.exp(-z))
+    ez = math.exp(z)
+    return ez / (1.0 + ez), math.log1p(ez)
+
+
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"}, error_model="numpy")
 def _bpr_list(sc, lab, threshold, g, scale):
     """Loss of one list and g (its gradient times ``scale``) for the BPR mean over all pairs."""
@@ -111,14 +121,8 @@ def _bpr_list(sc, lab, threshold, g, scale):
             for j in range(n):
                 if lab[j] >= threshold:
                     continue
-                z = sc[j] - sc[i]
-                if z >= 0:
-                    r = 1.0 / (1.0 + math.exp(-z))
-                    total += z + math.log1p(math.exp(-z))
-                else:
-                    ez = math.exp(z)
-                    r = ez / (1.0 + ez)
-                    total += math.log1p(ez)
+                r, loss = _sigmoid_softplus(sc[j] - sc[i])
+                total += loss
                 g[i] -= r * inv
                 g[j] += r * inv
     return total / (n_pos * n_neg)
@@ -150,14 +154,8 @@ def _bpr_drawn_list(sc, lab, threshold, g, scale):
         if lab[l] >= threshold:
             continue
         i = at_pos[(j * n_pos) // n_neg]
-        z = sc[l] - sc[i]
-        if z >= 0:
-            r = 1.0 / (1.0 + math.exp(-z))
-            total += z + math.log1p(math.exp(-z))
-        else:
-            ez = math.exp(z)
-            r = ez / (1.0 + ez)
-            total += math.log1p(ez)
+        r, loss = _sigmoid_softplus(sc[l] - sc[i])
+        total += loss
         g[i] -= r * inv
         g[l] += r * inv
         j += 1
