@@ -84,8 +84,7 @@ class PaddedLists:
             stop = start + 1
             while stop < len(order):
                 width = int(sizes[order[stop]])  # sorted: the widest list of the block so far
-                upper = min(trunc, width - 1) if trunc > 0 else width - 1
-                if (stop + 1 - start) * upper * width > max_entries:
+                if (stop + 1 - start) * _upper(trunc, width) * width > max_entries:
                     break
                 stop += 1
             queries = order[start:stop]
@@ -99,13 +98,10 @@ class PaddedLists:
             start = stop
 
 
-def _ideal_norm(gain_rows: torch.Tensor, discounts: torch.Tensor, trunc: int) -> torch.Tensor:
-    """1 / IDCG@trunc of each list (0 without a positive gain); ``trunc <= 0``: whole list."""
-    ideal = torch.sort(gain_rows, dim=1, descending=True).values * discounts
-    if trunc > 0:
-        ideal = ideal[:, :trunc]
-    idcg = ideal.sum(dim=1)
-    return torch.where(idcg > 0, 1.0 / torch.where(idcg > 0, idcg, 1.0), 0.0)
+def _upper(truncation: int, width: int) -> int:
+    """How many upper rank positions hold pairs in lists of ``width`` items: the truncation,
+    at most width - 1 (every position but the last when there is none)."""
+    return min(truncation, width - 1) if truncation > 0 else width - 1
 
 
 def _pair_sums(form: str, upper: int, s, lab, valid, aux, norm, first, second, sigma: float, eps: float,
@@ -190,20 +186,17 @@ def lambda_gradients(objective, scores: torch.Tensor, lists: PaddedLists, weight
     hess = torch.zeros(lists.n_rows + 1, dtype=torch.float64, device=dev)
     flat = torch.cat([scores.reshape(-1).to(torch.float64), torch.zeros(1, dtype=torch.float64, device=dev)])
     for blk in lists.blocks:
-        L = blk.mask.shape[1]
-        upper = min(trunc, L - 1) if trunc > 0 else L - 1
-        key = torch.where(blk.mask, -flat[blk.rows], torch.full((), float("inf"), dtype=torch.float64, device=dev))
+        raw = flat[blk.rows]  # 0 on padding
+        key = torch.where(blk.mask, -raw, torch.full((), float("inf"), dtype=torch.float64, device=dev))
         order = torch.argsort(key, dim=1, stable=True)
         valid = blk.mask.gather(1, order)
-        s = flat[blk.rows].gather(1, order)  # 0 on padding
+        s = raw.gather(1, order)
         lab = blk.labels.gather(1, order)
         state = prepare(objective.metric, lab, valid, gain=objective.gain,
                         relevance_threshold=float(objective.relevance_threshold),
-                        p=parameter if objective.metric in ("nrbp", "err") else None)
-        if objective.metric == "ndcg":
-            state = state._replace(norm=_ideal_norm(state.aux[0], state.aux[1], trunc))
-        g, h = _run_pair_sums(compiled, form, upper, s, lab, valid, state.aux, state.norm, state.first, state.second, sigma, eps,
-                         bool(objective.score_normalization), hess_scale, bool(objective.list_normalization))
+                        p=parameter if objective.metric in ("nrbp", "err") else None, truncation=trunc)
+        g, h = _run_pair_sums(compiled, form, _upper(trunc, blk.mask.shape[1]), s, lab, valid, *state, sigma, eps,
+                              bool(objective.score_normalization), hess_scale, bool(objective.list_normalization))
         if weights is not None:
             w = weights[blk.queries].to(torch.float64)[:, None]
             g = g * w
@@ -215,7 +208,6 @@ def lambda_gradients(objective, scores: torch.Tensor, lists: PaddedLists, weight
     if objective.hessian_floor > 0:
         hess.clamp_(min=float(objective.hessian_floor))
     return grad, hess
-
 
 
 class Margins:

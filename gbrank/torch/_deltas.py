@@ -9,8 +9,8 @@ of swapping the items at positions i and j (i above j) is one *linear form*::
 
     |dM_ij| = |(a_i - a_j)(w_i - w_j) + (r_i - r_j)(b_j - b_i) + r_j (1 - r_i)(v_i - v_j)| * norm
 
-- nDCG: a = gain(l), w = 1/log2(r + 2), norm = 1 / IDCG (of the whole list: the torch
-  LambdaRank has no truncation);
+- nDCG: a = gain(l), w = 1/log2(r + 2), norm = 1 / IDCG (of the whole list, or cut at
+  ``truncation`` as the boosting objectives' IDCG@k; the torch LambdaRank loss has none);
 - nRBP(p): a = rel, w = p**r, norm = (1 - p) / (1 - p**R);
 - AP (binary at the threshold): r = rel, b = C[r]/(r+1) - S[r], v = 1/(r+1), norm = 1/R,
   with C the prefix count of relevant items and S the prefix sum of 1/(rank) over them;
@@ -79,10 +79,11 @@ def in_rank_order(pos: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor):
 
 @torch.no_grad()
 def prepare(metric: str, lab: torch.Tensor, valid: torch.Tensor, *, gain: str = "exp",
-            relevance_threshold: float = 1.0, p: float | None = None) -> Prepared:
+            relevance_threshold: float = 1.0, p: float | None = None, truncation: int = 0) -> Prepared:
     """Per-position state of the lists whose labels in rank order are ``lab [B, L]``.
 
-    ``valid`` marks the real positions (the first n of each row).  Returns a
+    ``valid`` marks the real positions (the first n of each row); ``truncation`` > 0 cuts
+    nDCG's IDCG at that depth (the numba ``prepare``'s ``trunc``; 0: the whole list).  Returns a
     :class:`Prepared`: rows ``a, w, r, b, v`` (zero where a metric does not use them), the
     normaliser, and for RR the positions of the first and second relevant items (``L`` when
     absent, and for the other metrics).
@@ -96,7 +97,8 @@ def prepare(metric: str, lab: torch.Tensor, valid: torch.Tensor, *, gain: str = 
     if metric == "ndcg":
         aux[0] = gains(lab, gain) * valid
         aux[1] = 1.0 / torch.log2(at + 2.0)
-        idcg = (torch.sort(aux[0], dim=1, descending=True).values * aux[1]).sum(dim=1)
+        ideal = torch.sort(aux[0], dim=1, descending=True).values * aux[1]
+        idcg = (ideal[:, :truncation] if truncation > 0 else ideal).sum(dim=1)
         norm = torch.where(idcg > 0, 1.0 / torch.where(idcg > 0, idcg, 1.0), 0.0)
         return Prepared(aux, norm, none, none)
     if metric == "err":  # p is the top grade's gain; None: each list's largest gain

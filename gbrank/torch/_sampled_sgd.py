@@ -35,6 +35,7 @@ import torch
 from numba import njit, prange
 
 from ._batching import bucket_batches
+from ._sampled import BPR_PAIRS
 
 BPR, WARP, BPR_DRAWN = 0, 1, 2
 #: loss name -> kernel code (BPR with ``pairs="drawn"`` is BPR_DRAWN)
@@ -377,7 +378,7 @@ def epoch_arrays(user_factors: np.ndarray, item_factors: np.ndarray, ptr: np.nda
     if len(rows) and (rows.min() < 0 or rows.max() >= min(user_factors.shape[0], len(ptr) - 1)):
         raise ValueError(f"batches must hold list (user) rows 0..{min(user_factors.shape[0], len(ptr) - 1) - 1}")
     kind = KINDS[loss]
-    if pairs not in ("all", "drawn") or (pairs == "drawn" and kind != BPR):
+    if pairs not in BPR_PAIRS or (pairs == "drawn" and kind != BPR):
         raise ValueError(f"pairs={pairs!r}: 'all' (both losses) or 'drawn' (BPR only)")
     if pairs == "drawn":
         kind = BPR_DRAWN
