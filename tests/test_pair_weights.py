@@ -14,7 +14,7 @@ from scipy import stats
 from scipy.special import expit
 
 from gbrank.lambdas import LambdaObjective, swap_deltas
-from gbrank.lambdas._pairweights import list_state, sample_partners, score_key, uniform_draws
+from gbrank.lambdas._pairweights import argsort_stable, list_state, sample_partners, score_key, uniform_draws
 
 
 # -- random lists ------------------------------------------------------------------------
@@ -254,6 +254,33 @@ def test_stochastic_weights_equal_a_plain_monte_carlo_on_the_same_draws(obj):
         tol = dict(rtol=2e-4, atol=1e-7) if obj.sigmoid_table else dict(rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(g[ptr[q]:ptr[q + 1]], gs, err_msg=f"list {q}", **tol)
         np.testing.assert_allclose(h[ptr[q]:ptr[q + 1]], hs, err_msg=f"list {q}", **tol)
+
+
+def _sort_cases(rng):
+    """Arrays of every shape the noise sort may meet: continuous, perturbed sorted scores,
+    ties, signed zeros, one outlier squeezing the rest into a bucket (the mergesort
+    fallback), a range that overflows or underflows, and the sizes 1, 2 and 1,000."""
+    yield np.array([3.0])
+    yield np.array([1.0, 1.0])
+    yield np.array([2.0, -2.0])
+    for _ in range(300):
+        n = int(rng.integers(1, 400))
+        yield rng.normal(size=n)
+        yield -(np.sort(rng.normal(size=n))[::-1] * rng.choice([0.0, 1.0, 5.0]) + rng.logistic(size=n))
+        yield rng.integers(0, 4, n).astype(float)
+        yield rng.choice([0.0, -0.0, 1.0], size=n)
+        yield np.r_[rng.normal(size=n), 1e6]
+        yield rng.choice([-1.7e308, 1.7e308, 0.0], size=n) * rng.random(n)
+        yield rng.normal(size=n) * 5e-324
+    yield rng.normal(size=1000)
+
+
+def test_noise_sort_is_numpys_stable_mergesort():
+    """The bucket sort of the perturbed scores (``stable_argsort``) gives exactly the
+    permutation of ``np.argsort(kind="mergesort")``, ties kept in input order."""
+    rng = np.random.default_rng(8)
+    for k, x in enumerate(_sort_cases(rng)):
+        np.testing.assert_array_equal(argsort_stable(x), np.argsort(x, kind="mergesort"), err_msg=f"case {k}: {x}")
 
 
 def test_stochastic_err_equals_the_same_draws_list_by_list():

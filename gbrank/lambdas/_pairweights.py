@@ -334,6 +334,77 @@ def _logit_noise(state, n, noise):
     return state + np.uint64(n) * _GOLDEN
 
 
+#: the most items one bucket of ``stable_argsort`` may hold before it falls back to mergesort
+BUCKET_CAP = 16
+
+
+@njit(cache=True, inline="always")
+def stable_argsort(x, perm, key, start):
+    """``perm`` = ``np.argsort(x, kind="mergesort")`` (ascending, stable), in expected O(n)
+    for the continuous values a noise sample gives; ``key`` (n ints) and ``start`` (n + 1
+    ints) are work space.
+
+    A bucket sort: n equal-width buckets over [min x, max x], items placed bucket by bucket
+    in input order (a counting sort, stable), then an insertion sort that moves an item
+    past strictly greater ones only (stable).  The bucket of a value is a non-decreasing
+    function of it, so items never leave their bucket and the insertion sort costs the sum
+    of the squared bucket sizes; a bucket above ``BUCKET_CAP`` (an outlier squeezing the
+    rest together, or many ties) sends the list to numba's mergesort, so the cost stays
+    O(n) or O(n log n).  Measured against mergesort on perturbed lists of 60-180 items:
+    about 3x faster (docs/objectives.md)."""
+    n = x.shape[0]
+    lo = x[0]
+    hi = x[0]
+    for k in range(1, n):
+        v = x[k]
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    for b in range(n + 1):
+        start[b] = 0
+    if not hi > lo:  # all equal: the input order
+        for k in range(n):
+            perm[k] = k
+        return
+    width = hi - lo
+    scale = n / width
+    if not (width < math.inf and scale < math.inf):  # a range too wide or too narrow for floats
+        perm[:] = np.argsort(x, kind="mergesort")
+        return
+    for k in range(n):
+        b = min(int((x[k] - lo) * scale), n - 1)
+        key[k] = b
+        start[b + 1] += 1
+    for b in range(n):
+        if start[b + 1] > BUCKET_CAP:
+            perm[:] = np.argsort(x, kind="mergesort")
+            return
+        start[b + 1] += start[b]
+    for k in range(n):
+        b = key[k]
+        perm[start[b]] = k
+        start[b] += 1
+    for k in range(1, n):
+        cur = perm[k]
+        v = x[cur]
+        j = k
+        while j > 0 and x[perm[j - 1]] > v:
+            perm[j] = perm[j - 1]
+            j -= 1
+        perm[j] = cur
+
+
+@njit(cache=True)
+def argsort_stable(x):
+    """``stable_argsort`` of ``x`` into new arrays (for tests)."""
+    n = x.shape[0]
+    perm = np.empty(n, dtype=np.int64)
+    if n > 0:
+        stable_argsort(x, perm, np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64))
+    return perm
+
+
 @njit(cache=True)
 def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode,
                             table, gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, state,
@@ -378,6 +449,9 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
     else:
         noise = np.empty(n)
         perturbed = np.empty(n)
+        perm = np.empty(n, dtype=np.int64)
+        key = np.empty(n, dtype=np.int64)
+        start = np.empty(n + 1, dtype=np.int64)
         linear = pair_code == PAIRS_TOPK and wcode == W_DELTA and form == PRODUCT and not per_pair_exp
         # a product form's row 1 is a function of the position only (1/log2(r + 2), p**r)
         # and its normaliser one of the labels only: a perturbed ranking needs no new
@@ -389,7 +463,7 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
             state = _logit_noise(state, n, noise)
             for r in range(n):  # negated: the ascending sort ranks by descending perturbed score
                 perturbed[r] = -(s[r] + noise[order[r]])
-            perm = np.argsort(perturbed, kind="mergesort")
+            stable_argsort(perturbed, perm, key, start)
             if linear:
                 # item perm[k] is at perturbed position k; the vectorised loop of the plain
                 # weights then runs unchanged
