@@ -21,17 +21,34 @@ catalogue minus the user's training items, give the reported full-catalogue AUC 
 nDCG@10.  Popularity (training positives per item) and the untrained model (the factors
 at initialisation) are evaluated the same way.
 
-Selection rule (``--report``): per loss, among the non-diverging runs on the datasets
-searched, the (optimizer, learning_rate) with the best mean full-catalogue nDCG@10 over the
-datasets; among the runs within ``NOISE`` of the best, Adam is preferred (its steps do not
+Selection rule (``--report``, :func:`choose`): per loss, the runs of its largest epoch budget;
+among the non-diverging configurations (spec, optimizer, learning_rate) run on every dataset
+of that budget, those above popularity on both full-catalogue metrics on every dataset
+first, then the best mean full-catalogue nDCG@10 over the datasets; among the runs within
+``NOISE`` of the best, Adam is preferred (its steps do not
 scale with the loss: SGD's right rate for the unnormalised lambda losses grows and shrinks
 with the number of pairs per list, and lambda_ndcg's SGD rate 10, as good as Adam on
 MovieLens, diverges on CiteULike-a), and among those the largest mean AUC.
 
+Losses are named by specs: a loss name, optionally with ``/``-separated settings, ``ppl=N``
+or ``ppl=none`` for ``positives_per_list`` and any other ``name=value`` as a loss option
+(``listwise_rr/ppl=1``, ``kos_auc/k=3``; :func:`parse_spec`).  A plain name means the
+estimator's defaults at the time of the run, so the runs of a setting that later changed
+carry it explicitly in their key (e.g. ``kos_auc/k=5``, ``listwise_rr/ppl=none``).
+Several searches may share one results file (it is merged under a lock).
+
 Usage::
 
+    # the first round: 20 epochs, the grid of each loss
     GBRANK_DATA=/work/shared/data nice -n 10 .venv/bin/python benchmarks/mf_learning_rates.py \
-        --datasets movielens --users 200 --epochs 15 > /tmp/lr.log 2>&1 &
+        --datasets movielens --epochs 20 > /tmp/lr.log 2>&1 &
+    # the second round, to convergence: chosen specs and rates
+    GBRANK_DATA=/work/shared/data nice -n 10 .venv/bin/python benchmarks/mf_learning_rates.py \
+        --datasets movielens citeulike --epochs 100 --early-stopping 10 --losses kos_warp/k=3 \
+        --optimizers adam --rates 0.01
+    # every loss at its current defaults (one configuration each), e.g. on CiteULike-a
+    GBRANK_DATA=/work/shared/data .venv/bin/python benchmarks/mf_learning_rates.py --datasets citeulike \
+        --defaults --epochs 100 --early-stopping 10 --results docs/results/mf_defaults_citeulike.json
     .venv/bin/python benchmarks/mf_learning_rates.py --report
 """
 
@@ -150,13 +167,36 @@ def baselines(split, seed: int = 0) -> dict:
     return out
 
 
+def parse_spec(spec: str) -> tuple[str, dict]:
+    """(loss name, MFRanker keyword arguments) of a searched loss spec: a loss name, optionally
+    with ``/``-separated settings: ``ppl=N`` or ``ppl=none`` (``positives_per_list``; without
+    it the estimator's "auto"), anything else a loss option (``k=2``: ``loss_params``).
+    E.g. ``listwise_rr/ppl=1``, ``kos_auc/k=3``."""
+    loss, *settings = spec.split("/")
+    kwargs: dict = {}
+    params: dict = {}
+    for item in settings:
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"loss spec {spec!r}: setting {item!r} is not name=value")
+        if name == "ppl":
+            kwargs["positives_per_list"] = None if value == "none" else int(value)
+        else:
+            params[name] = int(value) if value.lstrip("-").isdigit() else float(value)
+    if params:
+        kwargs["loss_params"] = params
+    return loss, kwargs
+
+
 def run_one(split, loss: str, optimizer: str, lr: float | None, epochs: int, early_stopping: int | None,
             seed: int = 0) -> dict:
-    """Train one configuration; returns its record (curves, divergence, full-catalogue metrics)."""
+    """Train one configuration (``loss``: a spec, :func:`parse_spec`); returns its record
+    (curves, divergence, full-catalogue metrics)."""
     from gbrank.torch import MFRanker
 
-    model = MFRanker(loss=loss, n_factors=32, nsr=1, optimizer=optimizer, learning_rate=lr, epochs=epochs,
-                     early_stopping=early_stopping, validation_size=0, random_state=seed, device="cpu")
+    name, kwargs = parse_spec(loss)
+    model = MFRanker(loss=name, n_factors=32, nsr=1, optimizer=optimizer, learning_rate=lr, epochs=epochs,
+                     early_stopping=early_stopping, validation_size=0, random_state=seed, device="cpu", **kwargs)
     start = time.perf_counter()
     try:
         model.fit(split.X_train, split.y_train, items=split.items, eval_set=(split.X_test, split.y_test))
@@ -178,13 +218,31 @@ def _key(dataset, users, epochs, loss, optimizer, lr) -> str:
 
 
 def _save(results: dict, path: pathlib.Path) -> None:
+    """Merge ``results`` into the file (under a lock: several searches may share one file)."""
+    import fcntl
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=1, sort_keys=True))
-    tmp.replace(path)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        merged = json.loads(path.read_text()) if path.exists() else {}
+        merged.update(results)
+        results.update(merged)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(merged, indent=1, sort_keys=True))
+        tmp.replace(path)
 
 
-def search(datasets, losses, optimizers, n_users, epochs, early_stopping, path, rates=None) -> dict:
+def default_config(spec: str) -> tuple[str, float]:
+    """(optimizer, learning rate) that ``MFRanker`` trains ``spec`` with when given neither."""
+    from gbrank.torch import MFRanker
+
+    name, kwargs = parse_spec(spec)
+    config = MFRanker(loss=name, device="cpu", **kwargs)._setup()[2]
+    return config.optimizer, config.learning_rate
+
+
+def search(datasets, losses, optimizers, n_users, epochs, early_stopping, path, rates=None,
+           defaults=False) -> dict:
     import torch
 
     torch.set_num_threads(1)
@@ -197,65 +255,91 @@ def search(datasets, losses, optimizers, n_users, epochs, early_stopping, path, 
             _save(results, path)
         print(dataset, results[base_key], flush=True)
         for loss in losses:
-            for optimizer in optimizers:
-                for lr in (rates or rates_for(loss, optimizer)):
-                    key = _key(dataset, n_users, epochs, loss, optimizer, lr)
-                    if key in results:
-                        continue
-                    rec = run_one(split, loss, optimizer, lr, epochs, early_stopping)
-                    results[key] = rec
-                    _save(results, path)
-                    show = "DIVERGED" if rec["diverged"] else (
-                        f"auc {rec['auc']:.4f} ndcg@10 {rec['ndcg@10']:.4f} {rec['eval_metric']} "
-                        f"{rec['best_score']:.4f} @ {rec['best_epoch']}/{rec['epochs_run']}")
-                    print(f"{key}: {show} ({rec['seconds']:.1f} s)", flush=True)
+            if defaults:  # the one configuration the estimator takes without optimizer or rate
+                optimizer, lr = default_config(loss)
+                configs = [(optimizer, lr)]
+            else:
+                configs = [(optimizer, lr) for optimizer in optimizers
+                           for lr in (rates or rates_for(parse_spec(loss)[0], optimizer))]
+            for optimizer, lr in configs:
+                key = _key(dataset, n_users, epochs, loss, optimizer, lr)
+                if key in results:
+                    continue
+                rec = run_one(split, loss, optimizer, lr, epochs, early_stopping)
+                results[key] = rec
+                _save(results, path)
+                show = "DIVERGED" if rec["diverged"] else (
+                    f"auc {rec['auc']:.4f} ndcg@10 {rec['ndcg@10']:.4f} {rec['eval_metric']} "
+                    f"{rec['best_score']:.4f} @ {rec['best_epoch']}/{rec['epochs_run']}")
+                print(f"{key}: {show} ({rec['seconds']:.1f} s)", flush=True)
     return results
 
 
+def _beats_popularity(rec: dict, base: dict | None) -> bool:
+    pop = (base or {}).get("popularity")
+    return pop is not None and rec["auc"] > pop["auc"] and rec["ndcg@10"] > pop["ndcg@10"]
+
+
 def choose(results: dict) -> dict:
-    """Per loss, the chosen (optimizer, learning_rate) and the evidence (see the module notes)."""
+    """Per loss, the chosen (spec, optimizer, learning_rate) and the evidence (module notes).
+
+    A loss's runs are those of its largest epoch budget (the runs to convergence supersede
+    the 20-epoch search where they exist); among its configurations (spec, optimizer, rate)
+    run on every cell of that budget without diverging, those that beat popularity on both
+    full-catalogue metrics in every cell are preferred when there are any; then the best
+    mean nDCG@10, Adam within ``NOISE`` of it, the largest mean AUC."""
     runs: dict = {}
     for key, rec in results.items():
         parts = key.split("|")
         if len(parts) != 6:
             continue
-        dataset, users, epochs, loss, optimizer, lr = parts
-        runs.setdefault(loss, {}).setdefault((optimizer, float(lr)), {})[f"{dataset}|{users}|{epochs}"] = rec
+        dataset, users, epochs, spec, optimizer, lr = parts
+        budget = int(epochs.partition("=")[2])
+        runs.setdefault(parse_spec(spec)[0], {}).setdefault(budget, {}).setdefault(
+            (spec, optimizer, float(lr)), {})[f"{dataset}|{users}"] = rec
     chosen = {}
-    for loss, configs in runs.items():
+    for loss, budgets in runs.items():
+        epochs = max(budgets)
+        configs = budgets[epochs]
         cells = set().union(*(set(c) for c in configs.values()))
         rows = []
-        for (optimizer, lr), by_cell in configs.items():
+        for (spec, optimizer, lr), by_cell in configs.items():
             if set(by_cell) != cells or any(r["diverged"] for r in by_cell.values()):
                 continue
+            above = all(_beats_popularity(r, results.get(f"{cell}|baselines")) for cell, r in by_cell.items())
             rows.append((float(np.mean([r["ndcg@10"] for r in by_cell.values()])),
-                         float(np.mean([r["auc"] for r in by_cell.values()])), optimizer, lr))
+                         float(np.mean([r["auc"] for r in by_cell.values()])), optimizer, lr, spec, above))
         if not rows:
             continue
-        best = max(r[0] for r in rows)
-        near = [r for r in rows if r[0] >= best - NOISE]
+        pool = [r for r in rows if r[5]] or rows
+        best = max(r[0] for r in pool)
+        near = [r for r in pool if r[0] >= best - NOISE]
         adam = [r for r in near if r[2] == "adam"]
         pick = max(adam or near, key=lambda r: (r[1], r[0]))
-        chosen[loss] = {"optimizer": pick[2], "learning_rate": pick[3], "ndcg@10": pick[0], "auc": pick[1],
-                        "best_ndcg@10": best, "cells": sorted(cells)}
+        chosen[loss] = {"spec": pick[4], "optimizer": pick[2], "learning_rate": pick[3], "ndcg@10": pick[0],
+                        "auc": pick[1], "above_popularity": pick[5], "best_ndcg@10": max(r[0] for r in rows),
+                        "epochs": epochs, "cells": sorted(cells)}
     return chosen
 
 
-def report(results: dict, path: pathlib.Path) -> str:
+def report(results: dict, path: pathlib.Path, source: str = "mf_learning_rates.json") -> str:
     chosen = choose(results)
     lines = ["# Default optimiser and learning rate per loss (MFRanker)", "",
-             "Written by `benchmarks/mf_learning_rates.py --report` from `mf_learning_rates.json`.", "",
-             f"Rule: per loss, among the non-diverging runs, the best mean full-catalogue nDCG@10 over the "
+             f"Written by `benchmarks/mf_learning_rates.py --report` from `{source}`.", "",
+             "Rule: per loss, the runs of its largest epoch budget (to convergence: up to 100 epochs, patience 10, "
+             "where run; else the 20-epoch search); among the non-diverging configurations, those above "
+             "popularity on both full-catalogue metrics first, then the best mean full-catalogue nDCG@10 over the "
              f"datasets; Adam is preferred when within {NOISE} of the best; ties broken by AUC.", ""]
     for key, rec in sorted(results.items()):
         if key.endswith("|baselines"):
             lines.append(f"- baselines `{key}`: " + "; ".join(
                 f"{name} AUC {m['auc']:.4f}, nDCG@10 {m['ndcg@10']:.4f}" for name, m in rec.items()))
-    lines += ["", "| loss | optimizer | learning rate | mean nDCG@10 | mean AUC | best nDCG@10 of any run |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| loss | chosen spec | optimizer | learning rate | epochs (budget) | mean nDCG@10 | mean AUC | "
+              "above popularity | best nDCG@10 of any run |", "|---|---|---|---|---|---|---|---|---|"]
     for loss, c in sorted(chosen.items()):
-        lines.append(f"| `{loss}` | {c['optimizer']} | {c['learning_rate']:g} | {c['ndcg@10']:.4f} | "
-                     f"{c['auc']:.4f} | {c['best_ndcg@10']:.4f} |")
+        lines.append(f"| `{loss}` | `{c['spec']}` | {c['optimizer']} | {c['learning_rate']:g} | {c['epochs']} | "
+                     f"{c['ndcg@10']:.4f} | {c['auc']:.4f} | {'yes' if c['above_popularity'] else '**no**'} | "
+                     f"{c['best_ndcg@10']:.4f} |")
     lines += ["", "## Every run", "", "| run | diverged | epochs run (best) | val metric | AUC | nDCG@10 | s |",
               "|---|---|---|---|---|---|---|"]
     for key, rec in sorted(results.items()):
@@ -277,6 +361,8 @@ def main(argv=None) -> int:
     ap.add_argument("--losses", nargs="+", default=list(LOSSES))
     ap.add_argument("--optimizers", nargs="+", default=["sgd", "adam"], choices=["sgd", "adam"])
     ap.add_argument("--rates", nargs="+", type=float, default=None, help="override the grid")
+    ap.add_argument("--defaults", action="store_true",
+                    help="run each loss at the optimiser and rate MFRanker takes by default (no grid)")
     ap.add_argument("--users", type=int, default=None, help="random users kept (default: all)")
     ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--early-stopping", type=int, default=4)
@@ -285,9 +371,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if not args.report:
         search(args.datasets, args.losses, args.optimizers, args.users, args.epochs, args.early_stopping,
-               args.results, args.rates)
+               args.results, args.rates, args.defaults)
     results = json.loads(args.results.read_text())
-    print(report(results, REPORT if args.results == RESULTS else args.results.with_suffix(".md")))
+    print(report(results, REPORT if args.results == RESULTS else args.results.with_suffix(".md"), args.results.name))
     return 0
 
 

@@ -227,6 +227,73 @@ def test_fixed_or_resampled_negatives(clustered_split):
         assert len(first) == 3 * 3  # 3 positives + 6 negatives
 
 
+@pytest.mark.parametrize("per_list, nsr", [(1, 1), (1, 3), (2, 2), (5, 1)])
+def test_positives_per_list_cuts_each_users_list(per_list, nsr):
+    """Lists of ``per_list`` positives (the last of a user shorter), each with ``nsr``
+    negatives per positive, every training positive once, every list owned by its user,
+    a new order of the positives every epoch; batches carry the owners as user indices."""
+    from gbrank.interactions import csr_from
+    from gbrank.torch._mf import _MFTask
+
+    rng = np.random.default_rng(3)
+    n_users, n_items = 7, 60
+    u = np.repeat(np.arange(n_users), [1, 4, 7, 2, 0, 9, 3])
+    i = np.concatenate([rng.choice(n_items, k, replace=False) for k in [1, 4, 7, 2, 0, 9, 3]])
+    pos = csr_from(u, i, n_users)
+    task = _MFTask(pos, pos, n_items, nsr, True, 4, np.arange(n_users), None, per_list)
+    orders = []
+    for _ in range(2):
+        ptr, items, labels = task.lists(rng)
+        owner = task._owner
+        assert len(owner) == len(ptr) - 1 == sum(-(-k // per_list) for k in [1, 4, 7, 2, 0, 9, 3])
+        for r in range(len(owner)):
+            lab, it = labels[ptr[r]:ptr[r + 1]], items[ptr[r]:ptr[r + 1]]
+            n_pos = int(lab.sum())
+            assert 1 <= n_pos <= per_list and len(lab) == n_pos * (1 + nsr)
+            assert (lab[:n_pos] == 1).all() and (lab[n_pos:] == 0).all()  # positives first
+            user_pos = set(pos[1][pos[0][owner[r]]:pos[0][owner[r] + 1]].tolist())
+            assert set(it[:n_pos].tolist()) <= user_pos and not set(it[n_pos:].tolist()) & user_pos
+        for user in range(n_users):  # every positive once, and only the user's last list is short
+            mine = np.flatnonzero(owner == user)
+            got = np.concatenate([items[ptr[r]:ptr[r] + int(labels[ptr[r]:ptr[r + 1]].sum())] for r in mine]) \
+                if len(mine) else np.array([], int)
+            assert sorted(got.tolist()) == sorted(pos[1][pos[0][user]:pos[0][user + 1]].tolist())
+            sizes = [int(labels[ptr[r]:ptr[r + 1]].sum()) for r in mine]
+            assert all(s == per_list for s in sizes[:-1])
+        orders.append(items[labels == 1].copy())
+        seen = []
+        for rows, batch_items, batch_labels, mask in task.batches(rng):
+            assert len(np.unique(rows)) <= 4  # batch_size users, with every list of theirs
+            for user in np.unique(rows):
+                assert (rows == user).sum() == (owner == user).sum()
+            for b in range(len(rows)):  # each padded row holds one list of its owner
+                user_pos = set(pos[1][pos[0][rows[b]]:pos[0][rows[b] + 1]].tolist())
+                assert set(batch_items[b][mask[b] & (batch_labels[b] == 1)].tolist()) <= user_pos
+                assert mask[b].sum() == int(batch_labels[b][mask[b]].sum()) * (1 + nsr)
+            seen.extend(rows.tolist())
+        assert sorted(seen) == sorted(owner.tolist())
+    if per_list > 1:
+        assert not np.array_equal(orders[0], orders[1])  # a new cut every epoch
+
+
+def test_positives_per_list_defaults_and_bad_values(clustered_split):
+    from gbrank.torch import make_loss
+
+    assert make_loss("listwise_rr", training_defaults=True).positives_per_list == 1
+    assert make_loss("lambda_err", training_defaults=True).positives_per_list == 1
+    assert make_loss("listwise_ndcg", training_defaults=True).positives_per_list is None
+    sp = clustered_split
+    for bad in (0, -1, 1.5, True, "all"):
+        with pytest.raises(ValueError, match="positives_per_list"):
+            MFRanker(positives_per_list=bad, **FAST).fit(sp.X_train, sp.y_train)
+    # None trains the paper's per-user lists: the same model as the default for a loss without a cut
+    a = MFRanker(loss="listwise_ndcg", **FAST).fit(sp.X_train, sp.y_train)
+    b = MFRanker(loss="listwise_ndcg", positives_per_list=None, **FAST).fit(sp.X_train, sp.y_train)
+    np.testing.assert_array_equal(a.predict(sp.X_test), b.predict(sp.X_test))
+    c = MFRanker(loss="listwise_ndcg", positives_per_list=2, **FAST).fit(sp.X_train, sp.y_train)
+    assert not np.array_equal(a.predict(sp.X_test), c.predict(sp.X_test))
+
+
 def test_full_catalogue_validation_and_sgd(clustered_split):
     sp = clustered_split
     model = MFRanker(loss="listwise_ndcg", eval_protocol="full", epochs=3, verbose=0, random_state=0)

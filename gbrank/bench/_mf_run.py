@@ -163,6 +163,7 @@ def _fit_contender(plan: MFPlan, split, nsr: int, seed: int, contender: str, lr)
                      learning_rate=lr, epochs=plan.epochs, batch_size=plan.batch_size,
                      early_stopping=plan.patience, validation_size=0,
                      resample_negatives=not plan.fixed_train_negatives,
+                     positives_per_list=None,  # the paper's lists: one per user, every loss
                      relevance_threshold=t, device=plan.device, random_state=seed, verbose=0)
     eval_set = (split.X_test, split.y_test) if plan.epoch_on == "test" else (X_val, y_val)
     model.fit(split.X_train, y_fit, items=split.items, eval_set=eval_set, monitor=monitor)

@@ -52,33 +52,45 @@ LISTWISE = {
 
 
 class Defaults(NamedTuple):
-    """The estimators' training defaults of a loss: ``optimizer``, its ``learning_rate``, and
-    loss ``options`` ((name, value) pairs) that the estimators add unless ``loss_params`` sets them."""
+    """The estimators' training defaults of a loss: ``optimizer``, its ``learning_rate``, loss
+    ``options`` ((name, value) pairs) that the estimators add unless ``loss_params`` sets them,
+    and ``MFRanker``'s ``positives_per_list`` (None: one list per user, the paper's)."""
 
     optimizer: str
     learning_rate: float
     options: tuple = ()
+    positives_per_list: int | None = None
 
 
-#: loss (``+bounded``: with any bounding) -> the estimators' default optimiser and learning rate,
-#: chosen by benchmarks/mf_learning_rates.py (MFRanker, 32 factors, NSR 1, MovieLens latest-small,
-#: 20 epochs, SGD at the registry rate and Adam at 0.01 and 0.1: the best full-catalogue
-#: nDCG@10, Adam within 0.005 of it; rule and evidence: docs/results/mf_learning_rates.md).
-#: A loss not listed keeps SGD at its ``sgd_lr``.
+#: loss (``+bounded``: with any bounding) -> the estimators' default optimiser, learning rate,
+#: loss options and training lists, chosen by benchmarks/mf_learning_rates.py (MFRanker, 32
+#: factors, NSR 1, MovieLens latest-small: a 20-epoch search of SGD at the registry rate and
+#: Adam at 0.01 and 0.1, then runs to convergence, up to 100 epochs with patience 10, of the
+#: list form, k-OS's k and the top-one losses' rate; rule: above popularity on both
+#: full-catalogue metrics first, the best full-catalogue nDCG@10, Adam within 0.005 of it;
+#: evidence: docs/results/mf_learning_rates.md).  A loss not listed keeps SGD at its ``sgd_lr``.
 DEFAULTS: dict[str, Defaults] = {
     "listwise_ndcg": Defaults("sgd", 1000.0),
     "listwise_ap": Defaults("sgd", 1000.0),
+    # the top-one losses (RR, ERR) train on lists of one positive (positives_per_list=1): on a
+    # user's whole list their gradient rests on its first relevant item and learns nothing of the
+    # catalogue (full-catalogue AUC 0.49-0.58 on MovieLens, below popularity)
     # Eq 16 in log space: its plain product vanishes (2^-(R-1)) for users with many positives
-    "listwise_rr": Defaults("sgd", 1000.0, (("log", True),)),
+    "listwise_rr": Defaults("adam", 0.01, (("log", True),), positives_per_list=1),
     "listwise_nrbp": Defaults("adam", 0.01),
     "listwise_nrbp+bounded": Defaults("sgd", 1000.0),
     "lambda_ndcg": Defaults("adam", 0.01),  # SGD 10 is as good on MovieLens and diverges on CiteULike-a
     "lambda_ap": Defaults("adam", 0.01),
-    "lambda_rr": Defaults("adam", 0.1),  # SGD 1 diverges
+    "lambda_rr": Defaults("adam", 0.01, positives_per_list=1),
     "lambda_nrbp": Defaults("adam", 0.01),  # searched at p = 0.95, every p
-    "lambda_err": Defaults("adam", 0.01),  # SGD 1 diverges
-    "kos_warp": Defaults("sgd", 10.0),
-    "kos_auc": Defaults("sgd", 100.0),
+    "lambda_err": Defaults("adam", 0.01, positives_per_list=1),
+    # k = 3 and Adam: above popularity on MovieLens and CiteULike-a, where k = 5 with SGD 10 is
+    # below it on CiteULike-a (nDCG@10 0.0011) and SGD 1 and Adam at k = 5 below it on MovieLens
+    "kos_warp": Defaults("adam", 0.01, (("k", 3),)),
+    # k = 3 of K = 5 (the loss's default k = K weighs the worst-ranked positives:
+    # mean rank, not top-n; Weston et al. 2013 report k <= 4 for precision): above popularity
+    # on MovieLens where k = 5 is below it on nDCG@10 and k = 2 on AUC
+    "kos_auc": Defaults("sgd", 100.0, (("k", 3),)),
     "warp": Defaults("adam", 0.01),
     "bpr": Defaults("sgd", 100.0),
 }
@@ -162,6 +174,9 @@ class RankingLoss:
         The estimators' optimiser when none is given (:data:`DEFAULTS`).
     learning_rate : float
         The estimators' learning rate when none is given, for ``optimizer``.
+    positives_per_list : int or None
+        ``MFRanker``'s training lists when ``positives_per_list="auto"``: None, one list per
+        user (all its positives); m, lists of m positives each (:data:`DEFAULTS`).
     """
 
     name: str
@@ -172,6 +187,7 @@ class RankingLoss:
     function: Callable = field(default=None, repr=False, compare=False)
     optimizer: str = "sgd"
     learning_rate: float | None = None
+    positives_per_list: int | None = None
 
     def default_learning_rate(self, optimizer: str) -> float:
         """The learning rate the estimators use with ``optimizer`` when none is given: the
@@ -303,4 +319,5 @@ def make_loss(name: str, bounding: str | None = None, *, training_defaults: bool
         canonical = f"{canonical}+{bounding}"
         lr = entry.bounded_sgd_lr or lr
     chosen = chosen or Defaults("sgd", lr)
-    return RankingLoss(canonical, metric, entry.sampled, lr, bound, function, chosen.optimizer, chosen.learning_rate)
+    return RankingLoss(canonical, metric, entry.sampled, lr, bound, function, chosen.optimizer, chosen.learning_rate,
+                       chosen.positives_per_list)

@@ -53,28 +53,69 @@ def _combine(pos, neg):
     return ptr, items, labels
 
 
-class _MFTask:
-    """Training lists of the users (positives + sampled negatives) and validation."""
+def _split_lists(pos, neg, per_list, rng):
+    """Each user's positives (in random order) cut into lists of ``per_list``, each list with
+    its share of the user's negatives (``nsr`` per positive, in drawn order): flat CSR arrays
+    ``(ptr, items, labels)`` (positives first in a list), the user of each list, and the
+    first list of each user (user u owns lists first[u]:first[u + 1])."""
+    lp = np.diff(pos[0])
+    n_lists = -(-lp // per_list)
+    first = np.concatenate([[0], np.cumsum(n_lists)]).astype(np.int64)
+    rp = csr_rows(pos[0])
+    order = np.lexsort((rng.random(len(rp)), rp))  # a random order of each user's positives
+    list_p = first[rp] + (np.arange(len(rp)) - pos[0][rp]) // per_list
+    rn = csr_rows(neg[0])
+    nsr = np.diff(neg[0])[rn] // np.maximum(lp[rn], 1)  # negatives per positive of the user
+    list_n = first[rn] + (np.arange(len(rn)) - neg[0][rn]) // (per_list * np.maximum(nsr, 1))
+    owner = np.concatenate([list_p, list_n])
+    by_list = np.argsort(owner, kind="stable")  # positives before negatives within a list
+    items = np.concatenate([pos[1][order], neg[1]])[by_list]
+    labels = np.concatenate([np.ones(len(rp), np.float32), np.zeros(len(rn), np.float32)])[by_list]
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=int(first[-1])))]).astype(np.int64)
+    return (ptr, items, labels), np.repeat(np.arange(len(lp)), n_lists), first
 
-    def __init__(self, train_pos, exclude, n_items, nsr, resample, batch_size, names, validation):
+
+class _MFTask:
+    """Training lists (positives + sampled negatives; one list per user, or lists of
+    ``per_list`` positives each) and validation."""
+
+    def __init__(self, train_pos, exclude, n_items, nsr, resample, batch_size, names, validation, per_list=None):
         self.train_pos, self.exclude, self.n_items = train_pos, exclude, n_items
         self.need = nsr * np.diff(train_pos[0])
         self.users = np.flatnonzero(self.need > 0)
         self.resample, self.batch_size, self.names = resample, batch_size, names
         self.validation = validation
+        self.per_list = per_list
         self._lists = None
+        self._owner = self._first = None
 
     def lists(self, rng):
+        """(ptr, items, labels) of the training lists: list r is user r's, or, when
+        ``per_list`` cuts them, user ``self._owner[r]``'s."""
         if self._lists is None or self.resample:
             neg = sample_negatives(self.need, self.exclude, self.n_items, rng, what="training negatives",
                                    names=self.names)
-            self._lists = _combine(self.train_pos, neg)
+            if self.per_list is None:
+                self._lists = _combine(self.train_pos, neg)
+            else:
+                self._lists, self._owner, self._first = _split_lists(self.train_pos, neg, self.per_list, rng)
         return self._lists
 
     def batches(self, rng):
+        """Padded batches of ``batch_size`` users: (user of each row, items, labels, mask).
+        With ``per_list`` a batch holds every list of its users, so the number of steps
+        and the positives a step sees are those of one list per user."""
         ptr, items, labels = self.lists(rng)
-        for rows in bucket_batches(self.users, np.diff(ptr), self.batch_size, rng):
-            yield (rows,) + tuple(pad(rows, ptr, items, labels))
+        if self._owner is None:
+            for rows in bucket_batches(self.users, np.diff(ptr), self.batch_size, rng):
+                yield (rows,) + tuple(pad(rows, ptr, items, labels))
+            return
+        first = self._first
+        for users in bucket_batches(self.users, ptr[first[1:]] - ptr[first[:-1]], self.batch_size, rng):
+            count = first[users + 1] - first[users]
+            rows = np.repeat(first[users] - np.concatenate([[0], np.cumsum(count)[:-1]]), count) \
+                + np.arange(int(count.sum()))
+            yield (self._owner[rows],) + tuple(pad(rows, ptr, items, labels))
 
     @staticmethod
     def tensors(batch, device):
@@ -231,7 +272,7 @@ class MFRanker(TorchRanker):
         L2 penalty of the optimiser.
     epochs : int, default 100
     batch_size : int, default 32
-        Users (lists) per optimisation step.
+        Users per optimisation step (each with its list, or its lists: ``positives_per_list``).
     eval_every : int, default 1
         Evaluate the validation metric every this many epochs (and after the last one).
     eval_metric : str or None
@@ -249,6 +290,17 @@ class MFRanker(TorchRanker):
     resample_negatives : bool, default True
         Draw new training negatives every epoch; False draws them once (the paper's fixed
         sample).
+    positives_per_list : "auto", None or int, default "auto"
+        Training lists.  None: one list per user, all its training positives and ``nsr``
+        times as many negatives (the paper's).  m: each user's positives, in a random order
+        (new whenever the negatives are redrawn), cut into lists of m (the last may be
+        shorter), each with ``nsr``
+        negatives per positive; a step still takes ``batch_size`` users, with all their
+        lists (the loss is the mean over the lists).  "auto": the loss's
+        default (``make_loss(loss).positives_per_list``): 1 for the top-one losses
+        (``listwise_rr``, ``lambda_rr``, ``lambda_err``), whose gradient on a user's whole
+        list rests on its first relevant item and learns nothing of the catalogue; None for
+        the others.  See docs/torch.md, "Default optimiser and learning rate per loss".
     relevance_threshold : float, default 1
         ``y >= relevance_threshold`` is a positive (the paper binarises ratings at 4).
     min_positives : int, default 1
@@ -326,7 +378,8 @@ class MFRanker(TorchRanker):
                  learning_rate: float | None = None, weight_decay: float = 0.0, epochs: int = 100,
                  batch_size: int = 32, eval_every: int = 1, eval_metric: str | None = None,
                  eval_protocol: str = "sampled", validation_size: float = 0.1, early_stopping: int | None = None,
-                 resample_negatives: bool = True, relevance_threshold: float = 1.0, min_positives: int = 1,
+                 resample_negatives: bool = True, positives_per_list: int | str | None = "auto",
+                 relevance_threshold: float = 1.0, min_positives: int = 1,
                  loss_params: dict | None = None, init_std: float = 0.1, device: str = "auto",
                  random_state: int | None = None, verbose: int = 0, bounding: str | None = None,
                  distributed: bool = False):
@@ -345,6 +398,7 @@ class MFRanker(TorchRanker):
         self.validation_size = validation_size
         self.early_stopping = early_stopping
         self.resample_negatives = resample_negatives
+        self.positives_per_list = positives_per_list
         self.relevance_threshold = relevance_threshold
         self.min_positives = min_positives
         self.loss_params = loss_params
@@ -415,6 +469,7 @@ class MFRanker(TorchRanker):
         loss, metric, config, device, rng, generator = self._setup()
         check_distributed(self.distributed, self.random_state)
         nsr = check_nsr(self.nsr)
+        per_list = self._positives_per_list(loss)
         if self.eval_protocol not in PROTOCOLS:
             raise ValueError(f"eval_protocol must be one of {list(PROTOCOLS)}, got {self.eval_protocol!r}")
         val_size = float(self.validation_size)
@@ -493,7 +548,7 @@ class MFRanker(TorchRanker):
         if np.diff(train_pos[0]).sum() == 0:
             raise ValueError("no training positive is left after the validation split; lower validation_size")
         task = _MFTask(train_pos, exclude, n_items, nsr, bool(self.resample_negatives), int(self.batch_size),
-                       self.users_, validation)
+                       self.users_, validation, per_list)
         # fail early, with the user's id, when nsr asks for more negatives than exist
         need, available = task.need, n_items - np.diff(exclude[0])
         if (need > available).any():
@@ -523,6 +578,18 @@ class MFRanker(TorchRanker):
         self.best_score_ = best_score
         self.device_ = str(device)
         return self
+
+    def _positives_per_list(self, loss):
+        """The resolved ``positives_per_list``: None (one list per user) or a positive int."""
+        value = self.positives_per_list
+        if isinstance(value, str) and value == "auto":
+            return loss.positives_per_list
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"positives_per_list must be 'auto' (the loss's default), None (one list per user) or "
+                             f"a positive number of positives per training list, got {value!r}")
+        return int(value)
 
     def _replicas(self, device):
         """The processes this fit trains with: one, or a DDP group when ``distributed=True``."""
