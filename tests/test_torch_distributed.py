@@ -42,6 +42,8 @@ EQUAL = {
     # Adam divides by sqrt(v) + 1e-8: a gradient entry near 0 that differs by rounding (1e-12) moves its
     # weight by up to lr * 1e-12 / 1e-8, so Adam's tolerance is looser
     "adam": (dict(loss="lambda_ndcg", optimizer="adam", learning_rate=0.05), 1e-4),
+    # a top-one loss: its default lists of one positive, each step's lists split over the ranks
+    "one_positive_lists": (dict(loss="listwise_rr", optimizer="sgd", learning_rate=10.0), 1e-5),
 }
 # k-OS draws inside the loss, per rank: same distribution, not the same draws
 SAMPLED = dict(loss="kos_warp", optimizer="adam", learning_rate=0.05)
