@@ -53,7 +53,7 @@ def _combine(pos, neg):
     return ptr, items, labels
 
 
-def _split_lists(pos, neg, per_list, rng):
+def _split_lists(pos, neg, per_list, nsr, rng):
     """Each user's positives (in random order) cut into lists of ``per_list``, each list with
     its share of the user's negatives (``nsr`` per positive, in drawn order): flat CSR arrays
     ``(ptr, items, labels)`` (positives first in a list), the user of each list, and the
@@ -65,8 +65,7 @@ def _split_lists(pos, neg, per_list, rng):
     order = np.lexsort((rng.random(len(rp)), rp))  # a random order of each user's positives
     list_p = first[rp] + (np.arange(len(rp)) - pos[0][rp]) // per_list
     rn = csr_rows(neg[0])
-    nsr = np.diff(neg[0])[rn] // np.maximum(lp[rn], 1)  # negatives per positive of the user
-    list_n = first[rn] + (np.arange(len(rn)) - neg[0][rn]) // (per_list * np.maximum(nsr, 1))
+    list_n = first[rn] + (np.arange(len(rn)) - neg[0][rn]) // (per_list * nsr)
     owner = np.concatenate([list_p, list_n])
     by_list = np.argsort(owner, kind="stable")  # positives before negatives within a list
     items = np.concatenate([pos[1][order], neg[1]])[by_list]
@@ -80,39 +79,39 @@ class _MFTask:
     ``per_list`` positives each) and validation."""
 
     def __init__(self, train_pos, exclude, n_items, nsr, resample, batch_size, names, validation, per_list=None):
-        self.train_pos, self.exclude, self.n_items = train_pos, exclude, n_items
+        self.train_pos, self.exclude, self.n_items, self.nsr = train_pos, exclude, n_items, nsr
         self.need = nsr * np.diff(train_pos[0])
         self.users = np.flatnonzero(self.need > 0)
         self.resample, self.batch_size, self.names = resample, batch_size, names
         self.validation = validation
         self.per_list = per_list
         self._lists = None
-        self._owner = self._first = None
+        # list r belongs to user owner[r]; user u owns lists first[u]:first[u + 1]
+        n_users = len(self.need)
+        self._owner, self._first = np.arange(n_users), np.arange(n_users + 1)
 
     def lists(self, rng):
-        """(ptr, items, labels) of the training lists: list r is user r's, or, when
-        ``per_list`` cuts them, user ``self._owner[r]``'s."""
+        """(ptr, items, labels) of the training lists: one per user (list r is user r's),
+        or ``per_list`` positives each (list r is user ``self._owner[r]``'s)."""
         if self._lists is None or self.resample:
             neg = sample_negatives(self.need, self.exclude, self.n_items, rng, what="training negatives",
                                    names=self.names)
             if self.per_list is None:
                 self._lists = _combine(self.train_pos, neg)
             else:
-                self._lists, self._owner, self._first = _split_lists(self.train_pos, neg, self.per_list, rng)
+                self._lists, self._owner, self._first = _split_lists(self.train_pos, neg, self.per_list, self.nsr,
+                                                                     rng)
         return self._lists
 
     def batches(self, rng):
-        """Padded batches of ``batch_size`` users: (user of each row, items, labels, mask).
-        With ``per_list`` a batch holds every list of its users, so the number of steps
-        and the positives a step sees are those of one list per user."""
+        """Padded batches of ``batch_size`` users with every list of theirs: (user of each
+        row, items, labels, mask).  With ``per_list`` the number of steps and the positives a
+        step sees are those of one list per user."""
         ptr, items, labels = self.lists(rng)
-        if self._owner is None:
-            for rows in bucket_batches(self.users, np.diff(ptr), self.batch_size, rng):
-                yield (rows,) + tuple(pad(rows, ptr, items, labels))
-            return
         first = self._first
         for users in bucket_batches(self.users, ptr[first[1:]] - ptr[first[:-1]], self.batch_size, rng):
             count = first[users + 1] - first[users]
+            # the lists first[u]..first[u + 1] - 1 of each user, in the batch's user order
             rows = np.repeat(first[users] - np.concatenate([[0], np.cumsum(count)[:-1]]), count) \
                 + np.arange(int(count.sum()))
             yield (self._owner[rows],) + tuple(pad(rows, ptr, items, labels))
