@@ -1,5 +1,8 @@
 """Shared fixtures.
 
+``repo_module(path)`` imports a script of the repository that is not a package module
+(``benchmarks/...``, ``scripts/...``) by its path from the repository root.
+
 ``dataset_path(name)`` gives the folder of a real benchmark dataset under ``GBRANK_DATA``
 (``gbrank.datasets.resolve``), or skips the test, saying why, when it is not there::
 
@@ -9,9 +12,28 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import pathlib
 
 import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def load_repo_module(path: str):
+    """The module of the repository script at ``path`` (relative to the root), loaded once."""
+    spec = importlib.util.spec_from_file_location(pathlib.Path(path).stem, ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def repo_module():
+    """``repo_module("benchmarks/x.py")`` -> the loaded script (see :func:`load_repo_module`)."""
+    return load_repo_module
 
 
 def find_dataset(name: str) -> pathlib.Path:

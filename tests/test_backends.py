@@ -137,18 +137,11 @@ def test_xgboost_objective_uses_query_weights(small):
     np.testing.assert_allclose(h[:, 0], h0 * np.repeat(w, sizes))
 
 
-def test_one_long_list_trains_within_1_gb():
+def test_one_long_list_trains_within_1_gb(repo_module):
     """No n x n allocation per list: one list of 50,000 documents with truncation trains
     in a fresh process whose peak resident memory stays under 1 GB (numba kernels loaded
     from the on-disk cache; compilation is measured separately)."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_objective_speed.py"
-    spec = importlib.util.spec_from_file_location("bench_objective_speed", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    assert bench.long_list_peak_rss_mib() < 1024
+    assert repo_module("benchmarks/bench_objective_speed.py").long_list_peak_rss_mib() < 1024
 
 
 # ---------------------------------------------------------------------------------------

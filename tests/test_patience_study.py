@@ -1,16 +1,13 @@
 """scripts/patience_study.py: the replayed stopping rule against the trainer's own, and the
 cost table on histories whose answer is known."""
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "patience_study.py"
-_SPEC = importlib.util.spec_from_file_location("patience_study", _PATH)
-patience_study = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(patience_study)
+
+@pytest.fixture(scope="module")
+def patience_study(repo_module):
+    return repo_module("scripts/patience_study.py")
 
 
 def _trainer_rule(validation, patience):
@@ -26,7 +23,7 @@ def _trainer_rule(validation, patience):
 
 
 @pytest.mark.parametrize("patience", [1, 2, 3, 5, 10])
-def test_replay_is_the_trainers_rule(patience):
+def test_replay_is_the_trainers_rule(patience, patience_study):
     rng = np.random.default_rng(patience)
     for _ in range(300):
         n = int(rng.integers(1, 40))
@@ -34,7 +31,7 @@ def test_replay_is_the_trainers_rule(patience):
         assert patience_study.replay(curve, patience) == _trainer_rule(curve, patience)
 
 
-def test_study_measures_what_a_short_patience_loses():
+def test_study_measures_what_a_short_patience_loses(patience_study):
     # a plateau of 4 epochs, then a rise: patience <= 4 stops on the plateau
     validation = [0.1, 0.2, 0.3, 0.3, 0.29, 0.3, 0.3, 0.5, 0.6, 0.6]
     test = [0.0, 0.1, 0.2, 0.2, 0.2, 0.2, 0.2, 0.45, 0.55, 0.5]
@@ -52,6 +49,6 @@ def test_study_measures_what_a_short_patience_loses():
     assert rows[5]["ended_on_ceiling"] == 1  # the steady run's best epoch is its last
 
 
-def test_a_folder_without_runs_is_refused(tmp_path):
+def test_a_folder_without_runs_is_refused(tmp_path, patience_study):
     with pytest.raises(SystemExit, match="no trained run with a per-epoch history"):
         patience_study.load_histories(str(tmp_path))

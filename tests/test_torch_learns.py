@@ -259,19 +259,8 @@ def test_every_loss_beats_popularity_with_its_defaults(name):
 
 
 # ---- the defaults' search: its loss specs and its selection rule ---------------------------------
-def _search_module():
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "mf_learning_rates.py"
-    spec = importlib.util.spec_from_file_location("mf_learning_rates", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_search_specs_name_the_training_lists_and_loss_options():
-    search = _search_module()
+def test_search_specs_name_the_training_lists_and_loss_options(repo_module):
+    search = repo_module("benchmarks/mf_learning_rates.py")
     assert search.parse_spec("listwise_rr/ppl=1") == ("listwise_rr", {"positives_per_list": 1})
     assert search.parse_spec("lambda_err/ppl=none") == ("lambda_err", {"positives_per_list": None})
     assert search.parse_spec("kos_auc/k=3") == ("kos_auc", {"loss_params": {"k": 3}})
@@ -281,11 +270,11 @@ def test_search_specs_name_the_training_lists_and_loss_options():
     assert search.default_config("lambda_err") == ("adam", 0.01)
 
 
-def test_search_prefers_configurations_above_popularity_at_the_largest_budget():
+def test_search_prefers_configurations_above_popularity_at_the_largest_budget(repo_module):
     """The rule of docs/results/mf_learning_rates.md: a loss's largest epoch budget only; among
     its configurations those above popularity on both metrics first, then nDCG@10, then Adam
     within NOISE, then AUC."""
-    search = _search_module()
+    search = repo_module("benchmarks/mf_learning_rates.py")
 
     def run(auc, ndcg):
         return {"diverged": False, "auc": auc, "ndcg@10": ndcg}
