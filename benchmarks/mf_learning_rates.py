@@ -233,12 +233,12 @@ def _save(results: dict, path: pathlib.Path) -> None:
 
 
 def default_config(spec: str) -> tuple[str, float]:
-    """(optimizer, learning rate) that ``MFRanker`` trains ``spec`` with when given neither."""
-    from gbrank.torch import MFRanker
+    """(optimizer, learning rate) that ``MFRanker`` trains ``spec`` with when given neither:
+    the loss's registry defaults (its settings do not change them)."""
+    from gbrank.torch import make_loss
 
-    name, kwargs = parse_spec(spec)
-    config = MFRanker(loss=name, device="cpu", **kwargs)._setup()[2]
-    return config.optimizer, config.learning_rate
+    loss = make_loss(parse_spec(spec)[0], training_defaults=True)
+    return loss.optimizer, loss.default_learning_rate(loss.optimizer)
 
 
 def search(datasets, losses, optimizers, n_users, epochs, early_stopping, path, rates=None,
