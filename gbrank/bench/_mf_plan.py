@@ -324,9 +324,9 @@ def parse_baselines(text) -> list[str]:
 
 def default_learning_rate(loss: str, optimizer: str) -> float:
     """The rate ``MFRanker`` uses for ``loss`` and ``optimizer`` when given none."""
-    from gbrank.torch import MFRanker
+    from gbrank.torch import make_loss
 
-    return float(MFRanker(loss=loss, optimizer=optimizer, device="cpu")._setup()[2].learning_rate)
+    return float(make_loss(loss, training_defaults=True).default_learning_rate(optimizer))
 
 
 def _check_feasible(plan: MFPlan, table, fold_of) -> None:
