@@ -45,13 +45,54 @@ __all__ = ["run_mf", "prepare_mf", "cached_run", "run_name", "run_versions", "ch
 log = logging.getLogger("gbrank.bench")
 
 
+def _readable(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> str:
+    rate = "" if lr is None else f"-lr{lr:g}"
+    return _store.slug(f"{plan.data_name}-nsr{nsr}-{plan.split_label(seed)}-"
+                       f"{contender.replace('@', 'at').replace('+', '-')}{rate}")
+
+
 def run_name(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> str:
     """The run's name in the store: data, NSR, split, contender, learning rate and a hash of
     the run's settings (:meth:`MFPlan.run_settings`)."""
-    rate = "" if lr is None else f"-lr{lr:g}"
-    readable = (f"{plan.data_name}-nsr{nsr}-{plan.split_label(seed)}-"
-                f"{contender.replace('@', 'at').replace('+', '-')}{rate}")
-    return f"{_store.slug(readable)}__{_store.key(plan.run_settings(nsr, seed, contender, lr), length=12)}"
+    return f"{_readable(plan, nsr, seed, contender, lr)}__{_store.key(plan.run_settings(nsr, seed, contender, lr), length=12)}"
+
+
+def same_run_other_ceiling(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> _store.Run | None:
+    """A stored run that *is* this run although it was trained under another ``--epochs``.
+
+    Training does not look at the epoch ceiling until it reaches it (validation every epoch,
+    the same patience): a run that stopped on patience at epoch E before its own ceiling
+    is, epoch for epoch, the run of every ceiling >= E.  A baseline (popularity, random)
+    does not train and is the same under any ceiling.  So raising ``--epochs`` retrains only
+    the runs that reached the old ceiling.  Returns the first such run in the store whose
+    settings equal this run's but for ``epochs``, or None."""
+    want = {k: v for k, v in plan.run_settings(nsr, seed, contender, lr).items() if k != "epochs"}
+    store = _store_of(plan)
+    for path in sorted(store.folder.glob(f"{_readable(plan, nsr, seed, contender, lr)}__*{_store.SUFFIX}")):
+        run = store.load(path.name[:-len(_store.SUFFIX)], warn=False)
+        if run is None:
+            continue
+        settings = dict(run.record.get("settings", {}))
+        ceiling = settings.pop("epochs", None)
+        if settings != want or ceiling is None:
+            continue
+        epochs_run = int(run.record.get("epochs_run", ceiling))
+        if contender in plan.baselines or epochs_run < int(ceiling) and epochs_run <= plan.epochs:
+            return run
+    return None
+
+
+def _lookup(plan: MFPlan, store: _store.RunStore, run: tuple, versions: dict) -> tuple[str, _store.Run | None, str]:
+    """(state, stored run, how) of one planned run: the store's state of its own name
+    (:meth:`RunStore.state`), else ``"ok"``/``"stale"`` for the same run stored under another
+    epoch ceiling (:func:`same_run_other_ceiling`; ``how`` is then ``"other ceiling"``)."""
+    state, stored = store.state(run_name(plan, *run), versions)
+    if state != "missing":
+        return state, stored, ""
+    other = same_run_other_ceiling(plan, *run)
+    if other is None:
+        return "missing", None, ""
+    return ("ok" if other.record.get("versions", versions) == versions else "stale"), other, "other ceiling"
 
 
 def run_versions() -> dict:
@@ -72,7 +113,7 @@ def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str, lr=None):
     None: the loss's only learning rate (its default when the plan has no grid)."""
     if lr is None and loss in plan.lr_grid:
         lr = plan.lr_grid[loss][0]
-    state, run = _store_of(plan).state(run_name(plan, nsr, seed, loss, lr), run_versions())
+    state, run, _ = _lookup(plan, _store_of(plan), (nsr, seed, loss, lr), run_versions())
     return (arrays_frame(run.arrays), run.record) if state == "ok" else None
 
 
@@ -104,17 +145,18 @@ def run_mf(plan: MFPlan, write=None) -> dict:
     store, versions = _store_of(plan), run_versions()
     todo, frames, metas = [], {}, {}
     counts = {"ok": 0, "missing": 0, "stale": 0, "unreadable": 0}
-    reported_stale = []
+    reported_stale, other_ceiling = [], 0
     for run in plan.runs():
-        state, stored = store.state(run_name(plan, *run), versions)
+        state, stored, how = _lookup(plan, store, run, versions)
         if state == "stale" and plan.report_only:
             # --report-only trains nothing: a run made under other versions (another machine's
             # torch, say) is reported as it is, and the log names the versions
-            stored = store.load(run_name(plan, *run))
+            stored = stored if how else store.load(run_name(plan, *run))
             state = "ok"
             other = {k: v for k, v in stored.record.get("versions", {}).items() if versions.get(k) != v}
             reported_stale.append(f"{run_name(plan, *run)} ({', '.join(f'{k} {v}' for k, v in sorted(other.items()))})")
         counts[state] += 1
+        other_ceiling += bool(how) and state == "ok"
         if state == "ok":
             frames[run], metas[run] = arrays_frame(stored.arrays), stored.record
         else:
@@ -126,6 +168,8 @@ def run_mf(plan: MFPlan, write=None) -> dict:
           f"{', '.join(plan.baselines) or 'none'}: "
           f"{len(plan.runs())} runs, {len(plan.runs()) - len(todo)} cached, {len(todo)} to train "
           f"({plan.jobs} job(s) x {plan.threads} thread(s), device {plan.device})"
+          + (f"; {other_ceiling} of the cached runs stopped on patience under another --epochs ceiling "
+             "(or are baselines) and are the same runs under this one" if other_ceiling else "")
           + _store.retrain_notes(counts))
     if reported_stale:
         write(f"--report-only: {len(reported_stale)} stored run(s) made under other versions than this "
