@@ -289,6 +289,42 @@ def test_lightgbm_learns_propensities_and_keeps_them_on_the_object():
     assert np.abs(obj.propensity_plus_[:5] / log.theta[:5] - 1).max() < 0.20, obj.propensity_plus_[:5]
 
 
+def test_update_rounds_stops_the_estimate_and_keeps_it():
+    """update_rounds=3: the first three calls update exactly as the every-round estimate
+    does, the later ones leave the propensities where the third left them (and still
+    weight the pairs by them)."""
+    rng = np.random.default_rng(5)
+    ptr = np.arange(0, 8 * 40 + 1, 8)
+    positions = np.tile(np.arange(1, 9), 40)
+    labels = (rng.random(len(positions)) < 0.3).astype(float)
+    every = UnbiasedLambdaObjective("ndcg", positions=positions, bias_norm=0.0, max_position=8)
+    stopped = UnbiasedLambdaObjective("ndcg", positions=positions, bias_norm=0.0, max_position=8, update_rounds=3)
+    fixed = None
+    for call in range(6):
+        scores = rng.normal(size=len(positions))
+        g_every, _ = every.gradients(scores, labels, ptr)
+        g_stopped, _ = stopped.gradients(scores, labels, ptr)
+        if call < 3:
+            np.testing.assert_array_equal(g_stopped, g_every)
+            np.testing.assert_array_equal(stopped.propensity_plus_, every.propensity_plus_)
+        else:
+            if fixed is None:
+                fixed = UnbiasedLambdaObjective("ndcg", positions=positions, bias_norm=0.0, max_position=8,
+                                                learn=False, initial_plus=stopped.propensity_plus_,
+                                                initial_minus=stopped.propensity_minus_)
+            g_fixed, _ = fixed.gradients(scores, labels, ptr)
+            np.testing.assert_array_equal(g_stopped, g_fixed)  # weighted by the frozen estimate
+            assert not np.array_equal(every.propensity_plus_, stopped.propensity_plus_)
+    assert stopped.n_updates_ == 3 and every.n_updates_ == 6
+    assert len(stopped.propensity_plus_history_) == 4
+    np.testing.assert_array_equal(stopped.propensity_plus_, stopped.propensity_plus_history_[3])
+    assert stopped.get_params()["update_rounds"] == 3 and "update_rounds=3" in repr(stopped)
+    stopped.gradients(rng.normal(size=len(positions)), labels, ptr, update=True)  # the override still updates
+    assert stopped.n_updates_ == 4
+    stopped.reset()
+    assert stopped.n_updates_ == 0 and (stopped.propensity_plus_ == 1).all()
+
+
 def test_deepcopy_keeps_the_learning_object():
     obj = UnbiasedLambdaObjective(positions=[1, 2])
     assert copy.deepcopy({"objective": obj})["objective"] is obj
@@ -343,6 +379,9 @@ def test_same_propensities_as_xgboost_lambdarank_unbiased():
     (dict(max_position=0), "max_position"),
     (dict(max_position=2.5), "max_position"),
     (dict(pair_loss="hinge"), "pair_loss"),
+    (dict(update_rounds=0), "update_rounds"),
+    (dict(update_rounds=2.0), "update_rounds"),
+    (dict(update_rounds=True), "update_rounds"),
     (dict(initial_plus=[1.0, 0.5]), "initial_plus"),
     (dict(metric="ndcg+minmax"), "unbounded"),
     (dict(metric="p@3"), "swap delta"),
@@ -393,3 +432,32 @@ def test_simulator_bad_inputs_raise(kwargs, message):
 def test_session_lists_needs_a_click_log():
     with pytest.raises(TypeError, match="ClickLog"):
         session_lists((np.zeros(2), np.ones(2)))
+
+
+def test_experiment_script_on_one_fold(dataset_path, repo_module, tmp_path):
+    """scripts/unbiased_experiment.py end to end on MQ2008 fold 1, few rounds, two click logs:
+    the early-stopped estimates are contenders, one is chosen on the validation queries, and
+    the saved tests carry Holm-adjusted p-values (never below the raw ones)."""
+    pytest.importorskip("lightgbm")
+    pytest.importorskip("statsmodels")
+    dataset_path("mq2008")
+    script = repo_module("scripts/unbiased_experiment.py")
+    out = tmp_path / "unbiased.json"
+    assert script.main(["--folds", "1", "--threads", "1", "--rounds", "6", "--click-seeds", "0", "1",
+                        "--update-rounds", "1", "3", "--save", str(out), "--figure", str(tmp_path / "t.png")]) == 0
+    saved = json.loads(out.read_text())
+    assert [r["click_seed"] for r in saved["folds"]] == [0, 1]
+    for record in saved["folds"]:
+        assert record["chosen_on_validation"] in ("unbiased_p0_r1", "unbiased_p0_r3")
+        assert set(record["validation_ndcg@10"]) == {"unbiased_p0_r1", "unbiased_p0_r3"}
+        for n in (1, 3):  # n updates of 6 rounds, and the last one is the estimate used
+            learned = record["propensities"][f"unbiased_p0_r{n}"]
+            assert len(learned["plus_history"]) == n + 1
+            assert learned["plus_history"][-1] == learned["plus"][:10]
+        assert len(record["propensities"]["unbiased_p0"]["plus_history"]) == 7
+    names = {t["b"] for t in saved["paired_t_tests"]}
+    assert {"unbiased_p0", "ipw_true_theta", "unbiased_p0_r1", "unbiased_p0_r3", "unbiased_p0_vali"} <= names
+    assert all(t["p_value"] <= t["p_holm"] <= 1 for t in saved["paired_t_tests"])
+    assert (tmp_path / "t.png").stat().st_size > 0
+    script.main(["--figure-from", str(out), "--figure", str(tmp_path / "again.png")])
+    assert (tmp_path / "again.png").stat().st_size > 0

@@ -219,6 +219,16 @@ class UnbiasedLambdaObjective:
         Update the propensities after each call; False keeps them fixed (at
         ``initial_plus`` / ``initial_minus``: inverse propensity weighting with known
         propensities).
+    update_rounds : int, optional
+        Update the propensities after the first ``update_rounds`` calls (rounds) only, then
+        keep them fixed for the rest of the training; None (default, XGBoost's behaviour)
+        updates after every call.  The estimate is made from the current model's pair
+        losses, and as the trees fit the clicks those losses come to reflect where the
+        model still disagrees with the clicks rather than where users look: on MQ2008 with
+        simulated clicks the learned t+ drift upwards over the rounds (t+_2 about 0.4 after
+        5 rounds, 0.6-1.0 after 100, against theta_2 / theta_1 = 0.5), and stopping the
+        update early is what lets the learned propensities beat the biased objective
+        (docs/results.md, "Position-debiased training from simulated clicks").
     initial_plus, initial_minus : array-like of shape (max_position,), optional
         Starting propensities (default all 1).
     p, sigma, truncation, score_normalization, list_normalization, hessian,
@@ -235,6 +245,7 @@ class UnbiasedLambdaObjective:
     examination_ : numpy.ndarray
         ``propensity_plus_ ** (bias_norm + 1)``: the estimate of theta_k / theta_1.
     n_updates_ : int
+        The number of propensity updates made so far (at most ``update_rounds``).
 
     Notes
     -----
@@ -251,7 +262,8 @@ class UnbiasedLambdaObjective:
     """
 
     def __init__(self, metric="ndcg", positions=None, *, bias_norm=2.0, max_position=DEFAULT_MAX_POSITION,
-                 pair_loss="logistic", learn=True, initial_plus=None, initial_minus=None, p=None, sigma=1.0,
+                 pair_loss="logistic", learn=True, update_rounds=None, initial_plus=None, initial_minus=None,
+                 p=None, sigma=1.0,
                  truncation=None, score_normalization=False, list_normalization=False, hessian="lightgbm",
                  relevance_threshold=1, gain="exp", score_normalization_eps=0.01, hessian_floor=0.0):
         self._base = LambdaObjective(metric, p=p, sigma=sigma, truncation=truncation,
@@ -270,6 +282,11 @@ class UnbiasedLambdaObjective:
         check_choice(pair_loss, "pair_loss", PAIR_LOSSES)
         self.pair_loss = pair_loss
         self.learn = check_bool(learn, "learn")
+        if update_rounds is not None and (isinstance(update_rounds, bool) or not isinstance(update_rounds, (int, np.integer))
+                                          or update_rounds < 1):
+            raise ValueError(f"update_rounds must be a positive integer (the number of rounds whose pair losses update "
+                             f"the propensities) or None (every round), got {update_rounds!r}")
+        self.update_rounds = None if update_rounds is None else int(update_rounds)
         self.initial_plus = self._initial(initial_plus, "initial_plus")
         self.initial_minus = self._initial(initial_minus, "initial_minus")
         self.positions = None if positions is None else _check_positions(positions)
@@ -319,7 +336,7 @@ class UnbiasedLambdaObjective:
         out = self._base.get_params()
         del out["sigmoid_table"], out["bounding"]
         out.update(bias_norm=self.bias_norm, max_position=self.max_position, pair_loss=self.pair_loss,
-                   learn=self.learn)
+                   learn=self.learn, update_rounds=self.update_rounds)
         return out
 
     @property
@@ -335,6 +352,8 @@ class UnbiasedLambdaObjective:
             shown.append(f"pair_loss={self.pair_loss!r}")
         if not self.learn:
             shown.append("learn=False")
+        if self.update_rounds is not None:
+            shown.append(f"update_rounds={self.update_rounds}")
         return f"UnbiasedLambdaObjective({', '.join(shown)})"
 
     def lambda_objective(self) -> LambdaObjective:
@@ -344,7 +363,8 @@ class UnbiasedLambdaObjective:
     # -- gradients -----------------------------------------------------------------------
     def gradients(self, scores, labels, group_ptr, weights=None, *, update: bool | None = None):
         """Gradient and hessian with the current propensities; then (unless ``learn`` is
-        False or ``update=False``) one propensity update from this round's pairs.
+        False, ``update_rounds`` updates were made, or ``update=False``) one propensity update
+        from this round's pairs.
 
         Parameters
         ----------
@@ -355,7 +375,7 @@ class UnbiasedLambdaObjective:
             One per row or one per query; scale g and h (not the propensity update, as
             XGBoost).
         update : bool, optional
-            Override ``learn`` for this call.
+            Override ``learn`` and ``update_rounds`` for this call.
 
         Returns
         -------
@@ -381,7 +401,9 @@ class UnbiasedLambdaObjective:
             np.ascontiguousarray(self.propensity_plus_, dtype=np.float64),
             np.ascontiguousarray(self.propensity_minus_, dtype=np.float64), PAIR_LOSSES[self.pair_loss])
         weigh_and_floor(grad, hess, weights, ptr, base.hessian_floor)
-        if self.learn if update is None else update:
+        if update is None:
+            update = self.learn and (self.update_rounds is None or self.n_updates_ < self.update_rounds)
+        if update:
             tracked = pos < self.max_position
             k = self.max_position
             self.last_loss_plus_ = np.bincount(pos[tracked], weights=lp[tracked], minlength=k)
