@@ -17,11 +17,18 @@ Per fold:
    (b) ``UnbiasedLambdaObjective`` on the clicks with bias_norm p = 0 and p = 2 (XGBoost's
    default); (ipw) the same with the simulated theta fixed (t+ = theta / theta_1, t- = 1:
    inverse propensity weighting with the true propensities); (c) ``LambdaObjective`` on the
-   true labels of the training queries (skyline).  All: nDCG swap deltas, LightGBM-style
-   score and list normalisation, no truncation;
+   true labels of the training queries (skyline); with ``--update-rounds N ...`` also
+   (b) with bias_norm 0 whose propensities are estimated in the first N rounds only and then
+   kept (``update_rounds=N``), one contender per N, and ``unbiased_p0_vali``: of those, the N
+   with the best NDCG@10 on the fold's *validation* queries (true labels: a small judged set,
+   never the test queries).  All: nDCG swap deltas, LightGBM-style score and list
+   normalisation, no truncation;
 4. NDCG@10 and ERR@10 (max grade 2) of the test queries with their TRUE labels
    (``gbrank.evaluate``, exp gain, ties averaged, queries without a relevant document
    skipped); a paired t-test per query of (b) against (a) over the test queries of all folds.
+   With several ``--click-seeds`` steps 2-4 are repeated per seed of the click simulation
+   (the logging ranker stays) and each test query's metric is its mean over the seeds
+   before the test, so the queries stay the independent units.
 """
 
 from __future__ import annotations
@@ -66,16 +73,17 @@ def group_ptr(qid):
     return np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True]).astype(np.int64)
 
 
-def run_fold(fold, args):
+def run_fold(fold, args, click_seed=None):
     from gbrank import evaluate
     from gbrank.datasets import session_lists, simulate_clicks
     from gbrank.lambdas import LambdaObjective
     from gbrank.lambdas import UnbiasedLambdaObjective
 
     t0 = time.perf_counter()
+    click_seed = args.seed if click_seed is None else click_seed
     logger, n_log = logging_ranker(fold.train, args.log_fraction, args.seed, args.threads)
     log = simulate_clicks(fold.train.y, logger.predict(fold.train.X), fold.train.qid, eta=args.eta,
-                          sessions=args.sessions, max_label=2, random_state=args.seed)
+                          sessions=args.sessions, max_label=2, random_state=click_seed)
     rows, clicks, positions, ptr = session_lists(log)
     X = fold.train.X[rows]
     settings = dict(score_normalization=True, list_normalization=True)
@@ -88,12 +96,23 @@ def run_fold(fold, args):
         "ipw_true_theta": UnbiasedLambdaObjective("ndcg", positions=positions, learn=False, max_position=K,
                                                   initial_plus=theta, **settings),
     }
+    for n in args.update_rounds:
+        objectives[f"unbiased_p0_r{n}"] = UnbiasedLambdaObjective("ndcg", positions=positions, bias_norm=0.0,
+                                                                 max_position=K, update_rounds=n, **settings)
     test = fold.test
     scores = {"logging": logger.predict(test.X)}
+    vali = {}
     for name, obj in objectives.items():
         t1 = time.perf_counter()
-        scores[name] = train(X, clicks, ptr, obj, args).predict(test.X)
+        model = train(X, clicks, ptr, obj, args)
+        scores[name] = model.predict(test.X)
+        if name.startswith("unbiased_p0_r"):
+            vali[name] = float(evaluate(fold.vali.y, model.predict(fold.vali.X), fold.vali.qid, ["ndcg@10"],
+                                        empty="skip", max_grade=2).mean()["ndcg@10"])
         print(f"  {fold.name} {name}: {time.perf_counter() - t1:.1f} s", flush=True)
+    chosen = max(vali, key=vali.get) if vali else None  # the first N on ties
+    if chosen:
+        scores["unbiased_p0_vali"] = scores[chosen]
     scores["skyline"] = train(fold.train.X, fold.train.y, group_ptr(fold.train.qid),
                               LambdaObjective("ndcg", **settings), args).predict(test.X)
     per_query = {}
@@ -103,7 +122,7 @@ def run_fold(fold, args):
     shown = np.bincount(log.positions[log.clicks > 0].clip(max=K) - 1, weights=log.clicks[log.clicks > 0],
                         minlength=K)
     record = {
-        "fold": fold.name, "seconds": round(time.perf_counter() - t0, 1),
+        "fold": fold.name, "click_seed": int(click_seed), "seconds": round(time.perf_counter() - t0, 1),
         "logging_queries": int(n_log), "training_queries": int(len(np.unique(fold.train.qid))),
         "session_lists": int(len(ptr) - 1), "session_rows": int(len(rows)), "clicks": int(log.clicks.sum()),
         "clicks_per_position": shown.astype(int).tolist(),
@@ -113,6 +132,7 @@ def run_fold(fold, args):
                                 "plus_history": obj.propensity_plus_history_[:, :10].tolist()}
                          for name, obj in objectives.items() if name.startswith("unbiased")},
         "theta": log.theta[:K].tolist(),
+        "validation_ndcg@10": vali, "chosen_on_validation": chosen,
     }
     return record, per_query
 
@@ -142,9 +162,14 @@ def figure(records, path, K_show=20):
         t = np.array([r["propensities"][name]["plus"][:K_show] for r in records])
         label = "learned t+ (p=0)" if power == 1 else "learned t+**3 (p=2)"
         ax.errorbar(k, (t**power).mean(axis=0), yerr=(t**power).std(axis=0), fmt=style, label=label, capsize=2)
+    if records[0].get("chosen_on_validation"):
+        t = np.array([r["propensities"][r["chosen_on_validation"]]["plus"][:K_show] for r in records])
+        ax.errorbar(k, t.mean(axis=0), yerr=t.std(axis=0), fmt="C2-v", capsize=2,
+                    label="learned t+ (p=0), first N rounds, N chosen on validation")
     ax.set_xlabel("displayed position k")
     ax.set_ylabel("examination, relative to position 1")
-    ax.set_title(f"MQ2008, {len(records)} fold(s): learned vs simulated")
+    folds, logs = len({r["fold"] for r in records}), len({r.get("click_seed", 0) for r in records})
+    ax.set_title(f"MQ2008, {folds} fold(s) x {logs} click log(s): learned vs simulated")
     ax.legend()
     hist = np.array(records[0]["propensities"]["unbiased_p0"]["plus_history"])
     for j in (1, 2, 4, 9):
@@ -170,35 +195,55 @@ def main(argv=None) -> int:
     ap.add_argument("--num-leaves", type=int, default=15)
     ap.add_argument("--max-position", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seeds the logging ranker (and the clicks without --click-seeds)")
+    ap.add_argument("--click-seeds", type=int, nargs="+", help="seeds of the click simulation, each a replicate")
+    ap.add_argument("--update-rounds", type=int, nargs="*", default=[],
+                    help="also unbiased (bias_norm 0) with propensities estimated in the first N rounds only")
     ap.add_argument("--save", type=pathlib.Path)
     ap.add_argument("--figure", type=pathlib.Path)
+    ap.add_argument("--figure-from", type=pathlib.Path,
+                    help="draw --figure from a JSON saved by --save instead of running the experiment")
     args = ap.parse_args(argv)
+    if args.figure_from:
+        if not args.figure:
+            ap.error("--figure-from needs --figure (the image to write)")
+        figure(json.loads(args.figure_from.read_text())["folds"], args.figure)
+        return 0
 
     from gbrank.datasets import load_letor_folds
 
     records, per_query_all = [], []
     for fold in load_letor_folds("mq2008", folds=args.folds):
-        record, per_query = run_fold(fold, args)
-        records.append(record)
-        per_query_all.append(per_query)
-        print(f"{record['fold']} ({record['seconds']} s, {record['session_lists']} session lists, "
-              f"{record['clicks']} clicks):")
-        for name, m in record["mean"].items():
-            print(f"  {name:15s} " + "  ".join(f"{k} {v:.4f}" for k, v in m.items()))
-        print("  t+ (p=0) 1..6:", np.round(record["propensities"]["unbiased_p0"]["plus"][:6], 3),
-              " theta:", np.round(record["theta"][:6], 3))
+        replicates = []
+        for click_seed in (args.click_seeds or [args.seed]):
+            record, per_query = run_fold(fold, args, click_seed)
+            records.append(record)
+            replicates.append(per_query)
+            print(f"{record['fold']} clicks seed {click_seed} ({record['seconds']} s, {record['session_lists']} "
+                  f"session lists, {record['clicks']} clicks):")
+            for name, m in record["mean"].items():
+                print(f"  {name:17s} " + "  ".join(f"{k} {v:.4f}" for k, v in m.items()))
+            print("  t+ (p=0) 1..6:", np.round(record["propensities"]["unbiased_p0"]["plus"][:6], 3),
+                  " theta:", np.round(record["theta"][:6], 3),
+                  f" chosen on validation: {record['chosen_on_validation']}" if record["chosen_on_validation"] else "")
+        # each test query's metric: its mean over the click replicates (the queries stay the units)
+        per_query_all.append({name: sum(r[name] for r in replicates) / len(replicates) for name in replicates[0]})
     names = list(per_query_all[0])
     overall = {name: {m: float(np.concatenate([pq[name][m].to_numpy() for pq in per_query_all]).mean())
                       for m in METRICS} for name in names}
-    tests = [paired(per_query_all, "biased", b, m) for b in ("unbiased_p0", "unbiased_p2", "ipw_true_theta")
-             for m in METRICS]
+    contenders = ["unbiased_p0", "unbiased_p2", "ipw_true_theta"] + [n for n in names if n.startswith("unbiased_p0_")]
+    tests = [paired(per_query_all, "biased", b, m) for b in contenders for m in METRICS]
+    from statsmodels.stats.multitest import multipletests
+
+    holm = multipletests([t["p_value"] for t in tests], method="holm")[1]  # across every test printed
+    for t, p in zip(tests, holm):
+        t["p_holm"] = float(p)
     print("all test queries:")
     for name, m in overall.items():
-        print(f"  {name:15s} " + "  ".join(f"{k} {v:.4f}" for k, v in m.items()))
+        print(f"  {name:17s} " + "  ".join(f"{k} {v:.4f}" for k, v in m.items()))
     for t in tests:
         print(f"  {t['b']} vs {t['a']} {t['metric']}: diff {t['mean_diff']:+.4f}, t = {t['t']:.2f}, "
-              f"p = {t['p_value']:.3g}, {t['wins']} wins / {t['losses']} losses over {t['n_queries']} queries")
+              f"p = {t['p_value']:.3g} (Holm {t['p_holm']:.3g}), {t['wins']} wins / {t['losses']} losses over {t['n_queries']} queries")
     out = {
         "command": "python scripts/unbiased_experiment.py " + " ".join(argv or __import__("sys").argv[1:]),
         "config": {k: (str(v) if isinstance(v, pathlib.Path) else v) for k, v in vars(args).items()},
