@@ -229,6 +229,7 @@ def check_feature_matrix(X, name: str = "X") -> np.ndarray:
         for c, dtype in zip(X.columns, X.dtypes):
             if getattr(dtype, "kind", "O") not in "biuf":
                 col = X[c]
+                _refuse_complex(name, repr(c), col.to_numpy())
                 conv = _to_float_or_none(col.to_numpy())
                 if conv is None:
                     _raise_not_numeric(name, repr(c), col.to_numpy())
@@ -240,6 +241,7 @@ def check_feature_matrix(X, name: str = "X") -> np.ndarray:
                              "reshape a single feature with x.reshape(-1, 1)")
         if arr.dtype.kind not in "biuf":
             for j in range(arr.shape[1]):
+                _refuse_complex(name, str(j), arr[:, j])
                 if _to_float_or_none(arr[:, j]) is None:
                     _raise_not_numeric(name, str(j), arr[:, j])
             arr = arr.astype(np.float64)
@@ -257,6 +259,23 @@ def check_feature_matrix(X, name: str = "X") -> np.ndarray:
             "gbrank takes NaN as a missing value but refuses inf: replace it by NaN (missing) or by a "
             "large finite value, e.g. np.where(np.isinf(X), np.nan, X)")
     return np.ascontiguousarray(arr)
+
+
+def _refuse_complex(name: str, column: str, col) -> None:
+    """Raise when a column holds complex numbers (numpy would drop their imaginary parts)."""
+    col = np.asarray(col)
+    if col.dtype.kind == "c":
+        hit = np.flatnonzero(np.asarray(col.imag) != 0)
+    elif col.dtype.kind == "O":
+        hit = np.flatnonzero([isinstance(v, (complex, np.complexfloating)) for v in col])
+        if not len(hit):
+            return
+    else:
+        return
+    r = int(hit[0]) if len(hit) else 0
+    raise ValueError(
+        f"Complex data not supported: {name} column {column} holds complex numbers (row {r}: {col[r]!r}); "
+        "features must be real: keep the real part (np.real), the modulus (np.abs) or both parts as two features")
 
 
 def _to_float_or_none(col):

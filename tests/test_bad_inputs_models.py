@@ -72,7 +72,7 @@ def mixed_qid(d):
 
 def with_value(a, value, at=(0, 0)):
     a = a.astype(type(value) if isinstance(value, str) else a.dtype, copy=True)
-    if isinstance(value, str):
+    if isinstance(value, (str, complex)):  # an object column, as pandas or a mixed list gives
         a = a.astype(object)
     a[at] = value
     return a
@@ -116,6 +116,12 @@ GBRANKER = [
                  r"X column 1 is not numeric \(row 3 holds 'abc'\).*encode", id="gb-X-string-column"),
     pytest.param(lambda d: gb(d, X=pd.DataFrame({"a": d.X[:, 0], "b": ["x"] * len(d.X), "c": d.X[:, 2]})),
                  TypeError, r"X column 'b' is not numeric", id="gb-X-dataframe-string-column"),
+    pytest.param(lambda d: gb(d, X=d.X + 1j * (np.arange(d.X.shape[1]) == 2)), ValueError,
+                 r"Complex data not supported: X column 0 holds complex numbers.*np.real", id="gb-X-complex"),
+    pytest.param(lambda d: gb(d, X=pd.DataFrame({"a": d.X[:, 0], "b": d.X[:, 1] + 2j})), ValueError,
+                 r"Complex data not supported: X column 'b' holds complex numbers \(row 0", id="gb-X-dataframe-complex"),
+    pytest.param(lambda d: gb(d, X=with_value(d.X, 1 + 2j, (4, 1))), ValueError,
+                 r"X column 1 holds complex numbers \(row 4: \(1\+2j\)\)", id="gb-X-object-complex"),
     *[pytest.param(lambda d, b=b: gb(d, b, X=all_nan(d)), ValueError, r"no feature a tree can split on.*all NaN",
                    id=f"gb-{b}-X-all-nan") for b in BACKENDS],
     pytest.param(lambda d: gb(d, X=np.ones_like(d.X)), ValueError, r"no feature.*constant", id="gb-X-constant"),
