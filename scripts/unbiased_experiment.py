@@ -195,7 +195,8 @@ def main(argv=None) -> int:
     ap.add_argument("--num-leaves", type=int, default=15)
     ap.add_argument("--max-position", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0, help="seeds the logging ranker (and the clicks without --click-seeds)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seeds the logging ranker (and the clicks without --click-seeds)")
     ap.add_argument("--click-seeds", type=int, nargs="+", help="seeds of the click simulation, each a replicate")
     ap.add_argument("--update-rounds", type=int, nargs="*", default=[],
                     help="also unbiased (bias_norm 0) with propensities estimated in the first N rounds only")
@@ -243,7 +244,8 @@ def main(argv=None) -> int:
         print(f"  {name:17s} " + "  ".join(f"{k} {v:.4f}" for k, v in m.items()))
     for t in tests:
         print(f"  {t['b']} vs {t['a']} {t['metric']}: diff {t['mean_diff']:+.4f}, t = {t['t']:.2f}, "
-              f"p = {t['p_value']:.3g} (Holm {t['p_holm']:.3g}), {t['wins']} wins / {t['losses']} losses over {t['n_queries']} queries")
+              f"p = {t['p_value']:.3g} (Holm {t['p_holm']:.3g}), {t['wins']} wins / {t['losses']} losses over "
+              f"{t['n_queries']} queries")
     out = {
         "command": "python scripts/unbiased_experiment.py " + " ".join(argv or __import__("sys").argv[1:]),
         "config": {k: (str(v) if isinstance(v, pathlib.Path) else v) for k, v in vars(args).items()},

@@ -54,7 +54,8 @@ def _readable(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> str
 def run_name(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> str:
     """The run's name in the store: data, NSR, split, contender, learning rate and a hash of
     the run's settings (:meth:`MFPlan.run_settings`)."""
-    return f"{_readable(plan, nsr, seed, contender, lr)}__{_store.key(plan.run_settings(nsr, seed, contender, lr), length=12)}"
+    settings = plan.run_settings(nsr, seed, contender, lr)
+    return f"{_readable(plan, nsr, seed, contender, lr)}__{_store.key(settings, length=12)}"
 
 
 def same_run_other_ceiling(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> _store.Run | None:
@@ -77,7 +78,7 @@ def same_run_other_ceiling(plan: MFPlan, nsr: int, seed: int, contender: str, lr
         if settings != want or ceiling is None:
             continue
         epochs_run = int(run.record.get("epochs_run", ceiling))
-        if contender in plan.baselines or epochs_run < int(ceiling) and epochs_run <= plan.epochs:
+        if contender in plan.baselines or (epochs_run < int(ceiling) and epochs_run <= plan.epochs):
             return run
     return None
 

@@ -282,8 +282,8 @@ class UnbiasedLambdaObjective:
         check_choice(pair_loss, "pair_loss", PAIR_LOSSES)
         self.pair_loss = pair_loss
         self.learn = check_bool(learn, "learn")
-        if update_rounds is not None and (isinstance(update_rounds, bool) or not isinstance(update_rounds, (int, np.integer))
-                                          or update_rounds < 1):
+        whole = isinstance(update_rounds, (int, np.integer)) and not isinstance(update_rounds, bool)
+        if update_rounds is not None and (not whole or update_rounds < 1):
             raise ValueError(f"update_rounds must be a positive integer (the number of rounds whose pair losses update "
                              f"the propensities) or None (every round), got {update_rounds!r}")
         self.update_rounds = None if update_rounds is None else int(update_rounds)
