@@ -320,6 +320,12 @@ def check_number(value, name: str, *, low: float = 0.0, low_inclusive: bool = Fa
     return number
 
 
+def is_positive_int(value) -> bool:
+    """Whether ``value`` is a whole number >= 1 of an integer type (Python or numpy), not a bool
+    or a float: the test of every count parameter (the caller's error names the parameter)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+
+
 def check_bool(value, name: str) -> bool:
     """``value`` as bool; anything but True/False (a string such as "no" is truthy) is refused."""
     if not isinstance(value, (bool, np.bool_)):

@@ -38,6 +38,8 @@ import numpy as np
 
 from gbrank.backends import BACKENDS
 
+from .._validation import is_positive_int
+
 TUNE_MODES = ("none", "grid", "random")
 DEFAULT_BUDGET = 8
 #: the settings every configuration sets, in order
@@ -101,7 +103,7 @@ def tune_configs(mode: str, budget: int | None = None, seed: int = 0) -> list[di
 
         return [dict(zip(TUNED, values)) for values in itertools.product(*(GRID[k] for k in TUNED))]
     budget = DEFAULT_BUDGET if budget is None else budget
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+    if not is_positive_int(budget):
         raise ValueError(f"--tune-budget must be a whole number of configurations, at least 1, got {budget!r}")
     rng = np.random.default_rng([int(seed), 0x7E5E])
     lo, hi = SPACE["learning_rate"]

@@ -6,6 +6,8 @@ from typing import Callable
 
 import numpy as np
 
+from .._validation import is_positive_int
+
 QUERY_SHIFT = 0.5  # std of the query-level shift shared by a query's documents
 LABEL_NOISE = 0.5  # std of the noise added to the standardised hidden score
 NONLINEAR_SHARE = 0.5  # weight of the standardised non-linear part against the linear one
@@ -67,7 +69,7 @@ def label_proportions(max_label: int) -> np.ndarray:
 
 
 def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if not is_positive_int(value):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 

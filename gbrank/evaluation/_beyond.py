@@ -18,6 +18,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .._validation import is_positive_int
+
 PER_USER = ("novelty", "intra_list_diversity", "serendipity", "popularity", "n_relevant")
 AGGREGATES = ("coverage", "aggregate_diversity", "novelty", "intra_list_diversity", "serendipity", "arp",
               "catalogue_popularity", "popularity_ratio")
@@ -178,7 +180,7 @@ def beyond_accuracy(
     elif isinstance(n_users, bool) or not isinstance(n_users, (int, np.integer)) or n_users < n_train_users:
         raise ValueError(f"n_users must be an integer at least the {n_train_users} distinct users of train, "
                          f"got {n_users!r}; leave it None to use that number")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    if not is_positive_int(chunk_size):
         raise ValueError(f"chunk_size must be a positive integer (users per chunk), got {chunk_size!r}")
 
     pop = np.bincount(train_i, minlength=n_items).astype(np.float64)  # pairs are distinct
@@ -232,7 +234,7 @@ def beyond_accuracy(
 
 
 def _check_n_items(n_items) -> int:
-    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
+    if not is_positive_int(n_items):
         raise ValueError(f"n_items must be a positive integer (the catalogue size), got {n_items!r}")
     return int(n_items)
 
@@ -303,7 +305,7 @@ def _recommendations(values, n_items, k) -> tuple[np.ndarray, np.ndarray]:
         recs = _item_lists(values, "recommendations", n_items)
         users = np.arange(len(recs), dtype=np.int64)
     if k is not None:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        if not is_positive_int(k):
             raise ValueError(f"k must be a positive integer (items per list), got {k!r}; leave it None to use "
                              "whole lists")
         if k > recs.shape[1]:

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
+from .._validation import check_choice, is_positive_int
 from ._evaluate import EvaluationResult, _t_half_width
 
 TESTS = ("t", "wilcoxon", "randomization")
@@ -352,7 +352,7 @@ def _check_options(*, confidence, alpha, n_resamples, random_state, tukey) -> No
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not 0.0 < value < 1.0:
             raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r:.40}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+    if not is_positive_int(n_resamples):
         raise ValueError(f"n_resamples must be a positive integer (draws of the randomization test), "
                          f"got {n_resamples!r:.40}")
     if random_state is not None and (isinstance(random_state, bool)

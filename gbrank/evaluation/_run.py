@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_labels
+from .._validation import check_labels, is_positive_int
 from ..metrics import TIES, TIES_KEY, MetricSpec
 from ._group import group_order, top_of_each_group
 from ._evaluate import EvaluationResult, check_max_grade, check_settings, evaluate_sorted, gains_of, parse_metrics
@@ -123,7 +123,7 @@ def evaluate_run(
                          "gbrank.evaluate on fully ranked lists for them")
     settings = check_settings(gain=gain, empty=empty, ties=ties, ap_divisor=ap_divisor,
                               relevance_threshold=relevance_level, tie_policies=RUN_TIES)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+    if depth is not None and not is_positive_int(depth):
         raise ValueError(f"depth (trec_eval -M) must be a positive integer or None, got {depth!r}")
     run = as_run(run)
     qrels = as_qrels(qrels)

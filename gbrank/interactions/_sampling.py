@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._validation import is_positive_int
 from ._checks import display_id
 from ._csr import csr_rows, csr_take
 
@@ -172,7 +173,7 @@ def _check_sampling_inputs(need, exclude, n_items, rng) -> None:
     if len(raw) and (raw < 0).any():
         u = int(np.flatnonzero(raw < 0)[0])
         raise ValueError(f"need must be non-negative, found {raw[u]} for user #{u}")
-    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
+    if not is_positive_int(n_items):
         raise ValueError(f"n_items must be a positive integer (the catalogue size), got {n_items!r}")
     try:
         ex_ptr, ex_items = exclude

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._validation import is_positive_int
 from ._checks import check_nsr, check_pairs, check_unique_pairs
 from ._csr import csr_from, csr_rows
 from ._sampling import holdout, sample_negatives
@@ -90,7 +91,7 @@ def split_interactions(X, y, *, test_size: float = 0.2, relevance_threshold: flo
     if not _real(test_size) or not 0.0 < float(test_size) < 1.0:
         raise ValueError(f"test_size must lie strictly between 0 and 1, got {test_size!r}")
     nsr = check_nsr(nsr)
-    if isinstance(min_positives, bool) or not isinstance(min_positives, (int, np.integer)) or min_positives < 1:
+    if not is_positive_int(min_positives):
         raise ValueError(f"min_positives must be a positive integer, got {min_positives!r}")
     min_positives = int(min_positives)
     if not _real(relevance_threshold) or relevance_threshold <= 0:

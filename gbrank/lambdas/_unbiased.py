@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_number
+from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_number, is_positive_int
 from ..metrics import GAINS
 from ._deltas import delta, delta_codes
 from ._kernel import HESS_LIGHTGBM, _rho, ranked_list
@@ -275,15 +275,14 @@ class UnbiasedLambdaObjective:
             raise ValueError(f"UnbiasedLambdaObjective takes an unbounded metric, got {metric!r}; drop the "
                              f"'+{self._base.bounding}' suffix")
         self.bias_norm = check_number(bias_norm, "bias_norm", low_inclusive=True)
-        if isinstance(max_position, bool) or not isinstance(max_position, (int, np.integer)) or max_position < 1:
+        if not is_positive_int(max_position):
             raise ValueError(f"max_position must be a positive integer (the number of tracked positions), got "
                              f"{max_position!r}")
         self.max_position = int(max_position)
         check_choice(pair_loss, "pair_loss", PAIR_LOSSES)
         self.pair_loss = pair_loss
         self.learn = check_bool(learn, "learn")
-        whole = isinstance(update_rounds, (int, np.integer)) and not isinstance(update_rounds, bool)
-        if update_rounds is not None and (not whole or update_rounds < 1):
+        if update_rounds is not None and not is_positive_int(update_rounds):
             raise ValueError(f"update_rounds must be a positive integer (the number of rounds whose pair losses update "
                              f"the propensities) or None (every round), got {update_rounds!r}")
         self.update_rounds = None if update_rounds is None else int(update_rounds)

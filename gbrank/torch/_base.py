@@ -7,6 +7,7 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from .._validation import is_positive_int
 from ..metrics import parse_metric
 from ._device import resolve_device
 from ._losses import make_loss
@@ -36,7 +37,7 @@ class TorchRanker(BaseEstimator):
         if lr is None and optimizer in ("sgd", "adam"):
             lr = loss.default_learning_rate(optimizer)
         check_config(optimizer, lr, self.weight_decay, self.epochs, self.eval_every, self.early_stopping)
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer)) or self.batch_size < 1:
+        if not is_positive_int(self.batch_size):
             raise ValueError(f"batch_size must be a positive integer (lists per step), got {self.batch_size!r}")
         device = resolve_device(self.device)
         config = TrainConfig(optimizer=optimizer, learning_rate=float(lr), weight_decay=float(self.weight_decay),

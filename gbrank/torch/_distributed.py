@@ -57,6 +57,8 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from .._validation import is_positive_int
+
 #: seconds a collective of a group made by :func:`launch_local` waits for a missing rank
 DEFAULT_TIMEOUT = 300.0
 
@@ -294,7 +296,7 @@ def launch_local(function, nprocs: int = 2, args: tuple = (), *, backend: str = 
     >>> model = fit_distributed(MFRanker(loss="lambda_ndcg", epochs=2, verbose=0, random_state=0,
     ...                                  validation_size=0), X, nprocs=2)   # doctest: +SKIP
     """
-    if isinstance(nprocs, bool) or not isinstance(nprocs, (int, np.integer)) or nprocs < 1:
+    if not is_positive_int(nprocs):
         raise ValueError(f"nprocs must be a positive integer (processes to launch), got {nprocs!r}")
     if backend == "auto":
         # NCCL needs one GPU per process: with fewer GPUs than processes, gloo (on the CPU)

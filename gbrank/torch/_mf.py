@@ -10,7 +10,7 @@ import torch
 
 from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, check_unique_pairs, csr_difference, csr_from,
                             csr_rows, csr_take, display_id, holdout, sample_negatives, top_k)
-from .._validation import check_query_ids
+from .._validation import check_query_ids, is_positive_int
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
 from ._distributed import ONE_PROCESS, check_distributed, data_parallel
@@ -474,7 +474,7 @@ class MFRanker(TorchRanker):
         val_size = float(self.validation_size)
         if not 0.0 <= val_size < 1.0:
             raise ValueError(f"validation_size must lie in [0, 1), got {self.validation_size!r}")
-        if isinstance(self.n_factors, bool) or not isinstance(self.n_factors, (int, np.integer)) or self.n_factors < 1:
+        if not is_positive_int(self.n_factors):
             raise ValueError(f"n_factors must be a positive integer, got {self.n_factors!r}")
         min_pos = int(self.min_positives)
         if min_pos < 1:
@@ -585,7 +585,7 @@ class MFRanker(TorchRanker):
             return loss.positives_per_list
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        if not is_positive_int(value):
             raise ValueError(f"positives_per_list must be 'auto' (the loss's default), None (one list per user) or "
                              f"a positive number of positives per training list, got {value!r}")
         return int(value)
@@ -677,7 +677,7 @@ class MFRanker(TorchRanker):
             shown = ", ".join(display_id(v) for v in pd.unique(users[codes < 0])[:5])
             raise ValueError(f"unknown user id(s) {shown}; the model knows the "
                              f"{self.n_users_} users of fit (minus those dropped by min_positives)")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        if not is_positive_int(k):
             raise ValueError(f"k must be a positive integer, got {k!r}")
         filtered = self._item_codes(filter_items, "filter_items")
         n_seen = np.diff(self.seen_indptr_)[codes] if exclude_seen else np.zeros(len(codes), dtype=np.int64)
@@ -736,7 +736,7 @@ class MFRanker(TorchRanker):
         """
         self._check_fitted()
         codes = self._item_codes(items, "items")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        if not is_positive_int(k):
             raise ValueError(f"k must be a positive integer, got {k!r}")
         filtered = self._item_codes(filter_items, "filter_items")
         left = self.n_items_ - 1 - len(filtered) + np.isin(codes, filtered)

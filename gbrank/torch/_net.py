@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from .._validation import as_1d_float, check_labels, check_query_ids, check_same_length, group_by_qid
+from .._validation import as_1d_float, check_labels, check_query_ids, check_same_length, group_by_qid, is_positive_int
 from ..evaluation import evaluate
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
@@ -233,7 +233,7 @@ class NetRanker(TorchRanker):
         loss, metric, config, device, rng, generator = self._setup()
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
-        if isinstance(self.hidden, bool) or not isinstance(self.hidden, (int, np.integer)) or self.hidden < 1:
+        if not is_positive_int(self.hidden):
             raise ValueError(f"hidden must be a positive integer (units of the hidden layer), got {self.hidden!r}")
         val_size = float(self.validation_size)
         if not 0.0 <= val_size < 1.0:

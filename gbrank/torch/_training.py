@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from .._progress import progress
+from .._validation import is_positive_int
 from . import _sampled_sgd as sampled_sgd
 from ._distributed import ONE_PROCESS
 
@@ -51,7 +52,7 @@ def check_config(optimizer, learning_rate, weight_decay, epochs, eval_every, ear
     if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0):
         raise ValueError(f"weight_decay must be a non-negative number, got {weight_decay!r}")
     for name, value in (("epochs", epochs), ("eval_every", eval_every)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        if not is_positive_int(value):
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if early_stopping is not None and (isinstance(early_stopping, bool) or not isinstance(
             early_stopping, (int, np.integer)) or early_stopping < 1):
