@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -301,6 +302,8 @@ def test_applies():
     assert not applies(module, make_loss("bpr"), "adam", "cpu")
     assert not applies(module, make_loss("kos_warp"), "sgd", "cpu")
     assert not applies(module, make_loss("warp"), "sgd", "cpu", world_size=2)
+    assert applies(module, make_loss("bpr"), "sgd", "cpu", task=SimpleNamespace(per_list=None))
+    assert not applies(module, make_loss("bpr"), "sgd", "cpu", task=SimpleNamespace(per_list=1))  # cut lists
 
 
 def test_bad_inputs_are_refused():

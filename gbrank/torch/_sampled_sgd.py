@@ -396,11 +396,13 @@ def epoch_arrays(user_factors: np.ndarray, item_factors: np.ndarray, ptr: np.nda
     return (total / n if n else float("nan")), n
 
 
-def applies(module, loss, optimizer: str, device, world_size: int = 1) -> bool:
+def applies(module, loss, optimizer: str, device, world_size: int = 1, task=None) -> bool:
     """Whether :func:`sgd_epoch` can replace the torch epoch: a BPR or WARP loss, plain SGD,
-    factor matrices on the CPU, one process."""
+    factor matrices on the CPU, one process, and one list per user (the kernel indexes the
+    user factors by list row, so ``task.per_list`` lists are the torch epoch's)."""
     return (getattr(loss, "name", None) in KINDS and optimizer == "sgd" and torch.device(device).type == "cpu"
-            and world_size == 1 and hasattr(module, "user_factors") and hasattr(module, "item_factors"))
+            and world_size == 1 and hasattr(module, "user_factors") and hasattr(module, "item_factors")
+            and getattr(task, "per_list", None) is None)
 
 
 def sgd_epoch(module, task, loss, learning_rate: float, weight_decay: float, generator, rng,

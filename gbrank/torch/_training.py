@@ -164,8 +164,7 @@ def train(module, task, loss, config: TrainConfig, device: torch.device, generat
     # BPR and WARP with plain SGD on the CPU: the numba engine runs the same epoch (the same
     # lists, batches, draws and update; tests/test_mf_speed_paths.py), about 4-7x faster per epoch
     # (docs/results/mf_speed.md)
-    engine = sampled_sgd.applies(module, loss, config.optimizer, device, replicas.world_size) \
-        and getattr(task, "per_list", None) is None  # the engine trains one list per user
+    engine = sampled_sgd.applies(module, loss, config.optimizer, device, replicas.world_size, task)
     model = replicas.wrap(module)
     generator = replicas.loss_generator(generator, loss)
     history, best_state, best_epoch, best_score, stale = [], None, config.epochs, None, 0
