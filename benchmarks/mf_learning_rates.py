@@ -221,15 +221,16 @@ def _save(results: dict, path: pathlib.Path) -> None:
     """Merge ``results`` into the file (under a lock: several searches may share one file)."""
     import fcntl
 
+    from gbrank.bench._store import write_atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         merged = json.loads(path.read_text()) if path.exists() else {}
         merged.update(results)
         results.update(merged)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(merged, indent=1, sort_keys=True))
-        tmp.replace(path)
+        text = json.dumps(merged, indent=1, sort_keys=True).encode()
+        write_atomic(path, lambda f: f.write(text))
 
 
 def default_config(spec: str) -> tuple[str, float]:
