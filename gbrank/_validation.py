@@ -11,8 +11,29 @@ import numpy as np
 MAX_EXP_LABEL = 30  # 2**31 - 1 no longer fits the gain tables of the boosting libraries
 
 
+def refuse_sparse(values, name: str, ndim: int | None = 1) -> None:
+    """Raise ``TypeError`` naming a scipy.sparse input and the fix (``ndim``: the dense
+    shape wanted, 1 or 2; None: read it from the matrix).  ``np.asarray`` of a sparse matrix
+    is a 0-d object array, so without this check the message would say "got shape ()".
+    Checked by duck typing: scipy is not imported here."""
+    if not (hasattr(values, "tocsr") and hasattr(values, "nnz") and hasattr(values, "toarray")):
+        return
+    shape = tuple(getattr(values, "shape", ()))
+    vector = 1 in shape
+    if ndim is None:
+        ndim = 1 if vector else 2
+    if ndim == 2:
+        fix = f"pass a dense 2-D array, e.g. {name}.toarray()"
+    elif vector:
+        fix = f"pass a dense 1-D array, e.g. {name}.toarray().ravel()"
+    else:
+        fix = "pass a dense 1-D array with one value per row"
+    raise TypeError(f"{name} is a scipy.sparse matrix of shape {shape}; {fix}")
+
+
 def as_1d_float(values, name: str) -> np.ndarray:
     """A contiguous float64 1-d copy-free view where possible; raises on NaN/inf."""
+    refuse_sparse(values, name)
     arr = np.asarray(values)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.reshape(-1)
@@ -37,6 +58,7 @@ def check_same_length(**arrays) -> int:
     for name, a in arrays.items():
         if a is None:
             continue
+        refuse_sparse(a, name, ndim=None)
         try:
             lengths[name] = len(a)
         except TypeError:
@@ -64,6 +86,7 @@ def check_labels(labels, gain: str = "exp", integer: bool | None = None, *, grad
     """
     if gain not in ("exp", "linear"):
         raise ValueError(f"gain must be 'exp' (2**l - 1) or 'linear' (l), got {gain!r}")
+    refuse_sparse(labels, name)
     if np.isscalar(labels):
         raise TypeError(f"{name} must be a 1-D array of relevance labels, got the scalar {labels!r}")
     if np.ndim(labels) != 1:
@@ -104,6 +127,7 @@ def group_by_qid(qid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Returns ``(order, starts, qids)``: rows ``order[starts[i]:starts[i+1]]`` form list
     ``qids[i]``, kept in their input order (which the "stable" tie policy uses).
     """
+    refuse_sparse(qid, "qid")
     q = np.asarray(qid)
     if q.ndim != 1:
         raise ValueError(f"qid must be one-dimensional (one query id per row), got shape {q.shape}")
@@ -126,6 +150,7 @@ def contiguous_groups(qid) -> tuple[np.ndarray, np.ndarray]:
     """Boundaries of query groups for the boosting backends, which need each query's rows
     together.  Returns ``(group_ptr, qids)``; raises when a query id appears in two
     separate runs of rows."""
+    refuse_sparse(qid, "qid")
     q = np.asarray(qid)
     if q.ndim != 1:
         raise ValueError(f"qid must be one-dimensional (one query id per row), got shape {q.shape}")
@@ -149,6 +174,7 @@ def check_group_ptr(group_ptr, n_rows: int, *, allow_empty: bool = False) -> np.
     """The one contract of query boundaries: ``group_ptr`` = (0, ..., n_rows), integers,
     rising (list q is rows ``group_ptr[q]:group_ptr[q+1]``).  Empty lists are refused
     unless ``allow_empty``.  Returns it as int64."""
+    refuse_sparse(group_ptr, "group_ptr")
     raw = np.asarray(group_ptr)
     if raw.ndim != 1 or len(raw) < 2:
         raise ValueError(f"group_ptr must be a 1-D array of query boundaries (0, ..., {n_rows}) with at "
@@ -186,6 +212,7 @@ def check_query_ids(qid, name: str = "qid", what: str = "query id") -> np.ndarra
     Raises ``ValueError`` on an empty, multi-dimensional or missing (NaN, None, inf) id and
     ``TypeError`` on ids of mixed kinds, naming the rows; returns the ids as an array.
     """
+    refuse_sparse(qid, name)
     q = np.asarray(qid)
     if q.ndim == 2 and q.shape[1] == 1:
         q = q.reshape(-1)
@@ -223,6 +250,7 @@ def check_feature_matrix(X, name: str = "X") -> np.ndarray:
     numeric raises ``TypeError`` naming the column, the first offending row and value; an
     infinite value raises ``ValueError`` naming its row and column.
     """
+    refuse_sparse(X, name, ndim=2)
     columns = None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):  # a pandas DataFrame
         columns = [str(c) for c in X.columns]
@@ -318,6 +346,13 @@ def check_number(value, name: str, *, low: float = 0.0, low_inclusive: bool = Fa
         bound = f">= {low:g}" if low_inclusive else ("positive" if low == 0 else f"> {low:g}")
         raise ValueError(f"{name} must be {bound} and finite, got {value!r}")
     return number
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """``count`` and the noun that agrees with it, for messages: ``plural(1, "user")`` is
+    "1 user", ``plural(3, "user")`` "3 users", ``plural(2, "query", "queries")`` "2 queries"."""
+    count = int(count)
+    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def is_positive_int(value) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -25,6 +26,30 @@ EXIT_USAGE = 2
 
 class CommandError(Exception):
     """A problem with the user's input that a sub-command reports without a traceback."""
+
+
+#: exit status after the reader of standard output went away (``... | head``): 128 + SIGPIPE,
+#: what the shell reports for a program the closed pipe ended
+EXIT_BROKEN_PIPE = 141
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Every option's default, said once: ``(default: X)`` is added to an option that takes a
+    value and has a default, unless its help already says what the default is (an option
+    whose default is None, "chosen by --quick or by the data", says it in its own words).
+    Flags (``store_true``/``store_false``) show no default: the flag is the setting."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.option_strings and action.nargs != 0 and action.default is not None
+                and action.default is not argparse.SUPPRESS and "(default" not in text):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _count(n: int, singular: str, plural: str) -> str:
+    """``1 query``, ``2 queries``: a count with the right form of its noun."""
+    return f"{n} {singular if n == 1 else plural}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -46,7 +71,7 @@ def _add_evaluate(subparsers) -> None:
             "trec_eval's (map, ndcg_cut.10, P.5,10, recall.100, recip_rank, Rprec, bpref, "
             "success.1, set_F) or ranx's (mrr, map@10, hit_rate@10, f1@10)."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("run", help="TREC run file: qid Q0 docid rank score tag")
     p.add_argument("qrels", help="TREC qrels file: qid 0 docid relevance")
@@ -61,7 +86,8 @@ def _add_evaluate(subparsers) -> None:
     p.add_argument("-c", action="store_true", dest="complete",
                    help="score queries of QRELS without run lines as empty runs (trec_eval -c)")
     p.add_argument("-M", type=int, default=None, dest="depth", metavar="K",
-                   help="keep the first K documents of each query, in trec_eval's order (trec_eval -M)")
+                   help="keep the first K documents of each query, in trec_eval's order (trec_eval -M; "
+                        "default: every document)")
     p.add_argument("-J", action="store_true", dest="judged_only",
                    help="remove unjudged documents before ranking (trec_eval -J)")
     p.add_argument("--ties", choices=("average", "trec_eval", "pessimistic", "optimistic", "stable"),
@@ -84,15 +110,78 @@ def _add_evaluate(subparsers) -> None:
     p.set_defaults(handler=_run_evaluate)
 
 
+#: trec_eval's measure families that take integer cutoffs after a dot: ``-m P.5,10`` is P_5 and P_10
+TREC_CUTOFF_FAMILIES = ("P", "recall", "map_cut", "ndcg_cut", "success", "relative_P")
+#: ... and those that take fractions, printed with two decimals as trec_eval prints them
+#: (``-m iprec_at_recall.0.5`` is iprec_at_recall_0.50)
+TREC_FRACTION_FAMILIES = ("iprec_at_recall", "Rprec_mult")
+
+
 def _trec_names(names) -> list[str]:
-    """trec_eval's ``-m P.5,10`` form expanded to ``P_5, P_10``; other names as given."""
+    """trec_eval's ``name.N[,M]`` form of its parametrised families expanded as trec_eval
+    names the measures (``P.5,10``: ``P_5, P_10``; ``iprec_at_recall.0.5``:
+    ``iprec_at_recall_0.50``); every other name as given, so that a dot inside gbrank's or
+    ranx's names (``rbp@0.9``, ``nrbp@0.95``) is left alone."""
+    families = {f.lower(): f for f in (*TREC_CUTOFF_FAMILIES, *TREC_FRACTION_FAMILIES)}
     out = []
     for name in names:
-        base, dot, params = name.partition(".")
-        if dot and params and all(p.strip().isdigit() for p in params.split(",")):
-            out.extend(f"{base}_{p.strip()}" for p in params.split(","))
+        base, dot, params = name.strip().partition(".")
+        family = families.get(base.lower()) if dot and "@" not in name else None
+        values = [v.strip() for v in params.split(",")]
+        if family in TREC_CUTOFF_FAMILIES and all(v.isdigit() for v in values):
+            out.extend(f"{base}_{v}" for v in values)
+        elif family in TREC_FRACTION_FAMILIES and all(_is_fraction(v) for v in values):
+            out.extend(f"{base}_{float(v):.2f}" for v in values)
         else:
             out.append(name)
+    return out
+
+
+def _is_fraction(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+#: trec_eval's name of a gbrank result column: (name without a cutoff, prefix of name_k)
+_TREC_OUT = {"ap": ("map", "map_cut_"), "ndcg": ("ndcg", "ndcg_cut_"), "p": (None, "P_"), "r": (None, "recall_"),
+             "rr": ("recip_rank", None), "rprec": ("Rprec", None), "bpref": ("bpref", None),
+             "success": (None, "success_"), "f1": ("set_F", None)}
+
+
+def _display_names(asked, columns) -> list[str]:
+    """The name printed for each result column: the name the user asked for, as typed
+    (trec_eval's in, trec_eval's out: ``-m map -m ndcg_cut.10 -m P.5`` prints ``map``,
+    ``ndcg_cut_10``, ``P_5``; gbrank's ``ndcg@10`` and ranx's ``map@10`` stay so).  A column
+    that no asked name gives on its own (a trec_eval family or set the evaluator expanded)
+    gets trec_eval's name where it has one, else its own.
+
+    Parameters
+    ----------
+    asked : list of str
+        The names passed to ``evaluate_run`` (after :func:`_trec_names`).
+    columns : sequence of str
+        The result's metric columns (``EvaluationResult.metrics``, gbrank's canonical names).
+    """
+    from gbrank.metrics import parse
+
+    by_column = {}
+    for name in asked:
+        try:
+            column = str(parse(name))
+        except (TypeError, ValueError):  # a name the evaluator resolves itself
+            column = name.strip()
+        by_column.setdefault(column, name.strip())
+    out = []
+    for column in columns:
+        if column in by_column:
+            out.append(by_column[column])
+            continue
+        family, _, k = column.partition("@")
+        bare, prefix = _TREC_OUT.get(family, (None, None))
+        name = (prefix + k if prefix and k.isdigit() else None) if k else bare
+        out.append(name or column)
     return out
 
 
@@ -100,7 +189,6 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
     import json
 
     from gbrank.evaluation import DEFAULT_RUN_METRICS, evaluate_run
-    from gbrank.metrics import parse
 
     if not 0.0 < args.confidence < 1.0:  # checked before the files are read
         raise CommandError(f"--confidence must lie strictly between 0 and 1, got {args.confidence}")
@@ -108,6 +196,9 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
         raise CommandError(f"--digits must be an integer from 0 to 16, got {args.digits}")
     if args.depth is not None and args.depth < 1:
         raise CommandError(f"-M (depth) must be a positive integer, got {args.depth}")
+    if not (math.isfinite(args.relevance_level) and args.relevance_level > 0):
+        raise CommandError(f"-l (relevance level) must be a positive number (a document is relevant when its "
+                           f"grade >= L), got {args.relevance_level}")
     names = _trec_names(args.metrics or list(DEFAULT_RUN_METRICS))
     try:
         result = evaluate_run(args.run, args.qrels, names, relevance_level=args.relevance_level,
@@ -122,27 +213,37 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
     settings = dict(result.settings)
     notes = []
     if settings["n_queries_only_in_run"]:
-        notes.append(f"{settings['n_queries_only_in_run']} run queries have no qrels line and were left out")
+        n = settings["n_queries_only_in_run"]
+        notes.append(f"{_count(n, 'run query has', 'run queries have')} no qrels line and "
+                     f"{'was' if n == 1 else 'were'} left out")
     if settings["n_queries_only_in_qrels"]:
         how = "scored as empty runs (-c)" if args.complete else "left out (-c scores them as empty runs)"
-        notes.append(f"{settings['n_queries_only_in_qrels']} qrels queries have no run line: {how}")
+        notes.append(f"{_count(settings['n_queries_only_in_qrels'], 'qrels query has', 'qrels queries have')} "
+                     f"no run line: {how}")
     if result.n_empty:
         what = "left out" if args.empty == "skip" else f"scored by --empty {args.empty}"
-        notes.append(f"{result.n_empty} queries have no relevant document in the qrels ({what})")
+        notes.append(f"{_count(result.n_empty, 'query has', 'queries have')} no relevant document in the "
+                     f"qrels ({what})")
+    n_scored = len(result.per_query)
+    if n_scored < 2 and args.fmt != "trec" and not args.per_query_trec:
+        notes.append("one query: no spread, no interval (std and the confidence interval need at least "
+                     "2 queries)" if n_scored == 1 else "no query left to average (--empty skip left out "
+                     "every query)")
     for note in notes:
         print(f"gbrank evaluate: note: {note}", file=sys.stderr)
 
-    per_query = result.per_query
+    # the names asked for, as typed (trec_eval's in, trec_eval's out)
+    shown = dict(zip(result.metrics, _display_names(names, result.metrics)))
+    per_query = result.per_query.rename(columns=shown)
+    summary = summary.rename(index=shown)
+    columns = [shown[c] for c in result.metrics]
     if args.per_query_trec or args.fmt == "trec":
-        columns = [str(parse(n)) for n in names]
-        width = max(22, *(len(n) for n in names))
-        if args.per_query_trec:
-            for qid, row in per_query.iterrows():
-                for name, col in zip(names, columns):
-                    out.write(f"{name:<{width}}\t{qid}\t{row[col]:.{args.digits}f}\n")
-        means = per_query[columns].mean()
-        for name, col in zip(names, columns):
-            out.write(f"{name:<{width}}\tall\t{means[col]:.{args.digits}f}\n")
+        # trec_eval's lines (gbrank.evaluation.trec_lines): its summary figures, the counts as
+        # integers, num_q / gm_map / gm_bpref on the 'all' lines only
+        from gbrank.evaluation import trec_lines
+
+        for line in trec_lines(result, per_query=args.per_query_trec, digits=args.digits, names=shown):
+            out.write(line + "\n")
     elif args.fmt == "json":
         doc = {
             "settings": settings,
@@ -150,6 +251,7 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
             "n_empty": result.n_empty,
             "skipped_qids": [str(q) for q in result.skipped_qids],
             "summary": _records(summary),
+            "notes": notes,
         }
         if args.per_query:
             doc["per_query"] = _records(per_query)
@@ -162,8 +264,10 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
             summary.to_csv(out, float_format="%.6f")
     else:
         head = ", ".join(f"{k}={v!r}" for k, v in settings.items())
-        out.write(f"# {len(per_query)} queries; {head}\n")
-        out.write(summary.to_string(float_format=lambda v: f"{v:.4f}") + "\n")
+        out.write(f"# {_count(len(per_query), 'query', 'queries')}; {head}\n")
+        out.write(summary.to_string(float_format=lambda v: f"{v:.4f}", na_rep="n/a") + "\n")
+        if n_scored < 2:
+            out.write(f"# {notes[-1]}\n")
         if args.per_query:
             out.write("\n" + per_query.to_string(float_format=lambda v: f"{v:.4f}") + "\n")
     return 0
@@ -171,7 +275,7 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
 
 def _records(table) -> dict:
     """``{row label: {column: value}}`` with Python scalars, keeping integer columns integer.
-    JSON has no NaN or infinity (the interval of a single query is infinite): they become null."""
+    JSON has no NaN or infinity (one query has no spread and no interval): they become null."""
     columns = {c: table[c].tolist() for c in table.columns}
     return {
         str(label): {c: (None if isinstance(v, float) and not math.isfinite(v) else v)
@@ -210,7 +314,7 @@ def _add_bench_letor(bench_subparsers) -> None:
             "Evaluation: gbrank.evaluate, queries without a relevant document score 0, tied "
             "scores averaged over their orders."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--data", default="example",
                    help="'example' (LightGBM's bundled example data), a dataset name under "
@@ -219,7 +323,7 @@ def _add_bench_letor(bench_subparsers) -> None:
     p.add_argument("--folds", type=_folds_arg, default=None, metavar="K,K",
                    help="fold numbers to run, e.g. 1,3 (default: all)")
     p.add_argument("--contenders", action="append", default=None, metavar="NAMES",
-                   help="comma-separated contender names, groups (default, builtin, catboost, "
+                   help="comma-separated contender names, groups (builtin, catboost, default, "
                         "gbrank, normalised, bounded, lightgbm, xgboost, all) or globs such as "
                         "'gbrank:nrbp*'; repeatable (default: 'default' = the libraries' own "
                         "objectives and gbrank's unbounded objectives on LightGBM; --quick: a "
@@ -236,7 +340,9 @@ def _add_bench_letor(bench_subparsers) -> None:
                         "(default 50; 5 with --quick)")
     p.add_argument("--early-stopping-metric", default="ndcg@10", metavar="METRIC",
                    help="gbrank metric watched on the validation queries by every contender")
-    p.add_argument("--learning-rate", type=float, default=0.05)
+    p.add_argument("--learning-rate", type=float, default=0.05,
+                   help="learning rate (shrinkage of each tree) of every contender; --tune grid|random "
+                        "searches its own rates")
     p.add_argument("--num-leaves", type=int, default=31, help="leaves per tree (LightGBM, XGBoost)")
     p.add_argument("--depth", type=int, default=6, help="depth of CatBoost's symmetric trees")
     p.add_argument("--seed", type=int, default=0, help="seed of every library (and of the "
@@ -249,7 +355,8 @@ def _add_bench_letor(bench_subparsers) -> None:
     p.add_argument("--also-against", action="append", default=None, metavar="NAMES",
                    help="more references, comma-separated (e.g. catboost:YetiRank): every contender is "
                         "also tested against each, Holm-corrected per reference and metric (added if not "
-                        "selected); effects.md gives the differences with 95%% CIs")
+                        "selected); effects.md gives the differences with 95%% CIs (default: --baseline "
+                        "only)")
     p.add_argument("--tune", choices=("none", "grid", "random"), default="none",
                    help="fair tuning: every contender trained with the same configurations of learning "
                         "rate, leaves (CatBoost: depth round(log2(leaves))), min child weight and L2 "
@@ -258,7 +365,7 @@ def _add_bench_letor(bench_subparsers) -> None:
                         "random: --tune-budget draws with --seed (docs/bench.md lists both); none: the "
                         "single setting of --learning-rate, --num-leaves, --depth")
     p.add_argument("--tune-budget", type=int, default=None, metavar="N",
-                   help="number of random configurations of --tune random; when left out, 8")
+                   help="number of random configurations of --tune random (default 8)")
     p.add_argument("--out", default=None,
                    help="output folder (default runs/bench-letor-<data>)")
     p.add_argument("--jobs", type=int, default=1,
@@ -323,14 +430,18 @@ def _add_bench_mf(bench_subparsers) -> None:
             "flagged), OUT/selection.csv, and on the paper's folds OUT/paper_comparison.md/.json. Finished "
             "runs are cached in OUT/runs and reused; processes sharing one OUT split the runs."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--data", default="movielens",
                    help="'movielens' (ml-latest-small) or 'citeulike' (CiteULike-a) under $GBRANK_DATA; "
                         "'citeulike-paper' ($GBRANK_DATA/citeulike-a-paper-splits: the paper's own folds and "
                         "result tables); a folder of ready folds fold_K/{train,test}.csv[.gz] (columns user,item "
-                        "or user_id,item_id, optionally rating); or a path: a MovieLens ratings file/folder, a "
-                        "CiteULike users.dat, or a CSV/TSV file with a header naming columns user, item and "
+                        "or user_id,item_id, optionally rating); or a FILE or FOLDER, its format told by its "
+                        "content: MovieLens ratings.csv (header userId,movieId,rating,timestamp; ml-latest, "
+                        "ml-20m...), ratings.dat (user::item::rating::timestamp; ml-1m, ml-10m) or u.data "
+                        "(tab-separated, no header; ml-100k), each plain or .gz, or the release folder holding "
+                        "one; CiteULike users.dat (per user: the count, then the item ids) or its folder; or a "
+                        "CSV/TSV table whose header names user and item (or user_id and item_id) columns and "
                         "optionally rating")
     p.add_argument("--nsr", default=None,
                    help="negative sampling ratios, comma-separated (default 1,2,5; --quick: 1)")
@@ -361,12 +472,13 @@ def _add_bench_mf(bench_subparsers) -> None:
     p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam",
                    help="adam, or sgd as in the paper")
     p.add_argument("--fixed-train-negatives", action="store_true",
-                   help="draw each user's training negatives once, as the paper's code does (default: redrawn "
-                        "every epoch)")
+                   help="draw each user's training negatives once, as the paper's code does; without it they "
+                        "are redrawn every epoch")
     p.add_argument("--drop-infeasible-users", action="store_true",
                    help="leave out the users of an NSR and split that have too few items left for their "
                         "training, validation or test negatives (counted in the reports) instead of stopping")
-    p.add_argument("--n-factors", type=int, default=32)
+    p.add_argument("--n-factors", type=int, default=32,
+                   help="latent factors: the length of each user's and item's vector")
     p.add_argument("--batch-size", type=int, default=32, help="users (lists) per step")
     p.add_argument("--validation-size", type=float, default=0.1,
                    help="share of each user's training positives held out to choose the epoch")
@@ -434,7 +546,8 @@ def _add_bench(subparsers) -> None:
         description="Benchmarks that train several contenders under one protocol and write a "
                     "report (per-query scores, summary with CIs and paired tests, plots).",
     )
-    bench_subparsers = p.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
+    bench_subparsers = p.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True,
+                                        help="the benchmark to run; BENCHMARK --help describes it")
     for add in BENCH_COMMANDS:
         add(bench_subparsers)
 
@@ -451,7 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gbrank",
         description="gbrank: learning to rank with the metric you choose, and an honest evaluator.",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                       help="the task; COMMAND --help describes it")
     for add in SUBCOMMANDS:
         add(subparsers)
     return parser
@@ -461,17 +575,41 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
     """Entry point of the ``gbrank`` script; returns the exit status.
 
     ``out`` is where results go (standard output by default); notes and errors go to
-    standard error."""
+    standard error, and so do the progress lines of ``gbrank bench`` (INFO lines of the
+    ``gbrank`` loggers: one per finished run and a heartbeat at least once a minute when
+    standard error is not a terminal; a progress bar when it is)."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv
+    stream = out if out is not None else sys.stdout
     try:
-        return args.handler(args, out if out is not None else sys.stdout)
+        if args.command == "bench":  # progress lines (INFO of the gbrank loggers) to stderr
+            from gbrank._progress import log_to_stderr
+
+            with log_to_stderr():
+                status = args.handler(args, stream)
+        else:
+            status = args.handler(args, stream)
+        stream.flush()  # a closed pipe shows here, not at exit
+        return status
     except CommandError as exc:
         sub = getattr(args, "bench_command", None)
         print(f"gbrank {args.command}{' ' + sub if sub else ''}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as other command lines do
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at the null device, so that the interpreter's last flush of
+    what the closed pipe did not take raises nothing (Python's documented recipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a captured stream)
+        pass
 
 
 if __name__ == "__main__":

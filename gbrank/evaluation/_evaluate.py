@@ -49,11 +49,13 @@ class EvaluationResult:
     def summary(self, confidence: float = 0.95) -> pd.DataFrame:
         """Mean, standard deviation and Student-t confidence interval of each metric.
 
-        With a single list the interval is unbounded (``-inf``, ``inf``)."""
+        One list has no spread: its ``std``, ``ci_low`` and ``ci_high`` are NaN (the sample
+        standard deviation and the interval need at least two lists), as are all but ``n``
+        when no list is left (``empty="skip"`` on lists without a relevant item)."""
         values = self.per_query[list(self.metrics)]
         n = len(values)
         mean = values.mean()
-        std = values.std(ddof=1) if n > 1 else pd.Series(0.0, index=mean.index)
+        std = values.std(ddof=1) if n > 1 else pd.Series(np.nan, index=mean.index)
         half = _t_half_width(std, n, confidence)
         return pd.DataFrame(
             {"mean": mean, "std": std, "ci_low": mean - half, "ci_high": mean + half, "n": n}
