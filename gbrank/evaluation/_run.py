@@ -21,6 +21,7 @@ from ..metrics import TIES, TIES_KEY, MetricSpec
 from ._group import group_order, top_of_each_group
 from ._evaluate import EvaluationResult, check_max_grade, check_settings, evaluate_sorted, gains_of, parse_metrics
 from ._trec import as_qrels, as_run
+from ._trec_measures import NOT_IN_POOL, UNJUDGED_IN_POOL, TrecEvaluationResult, expand, trec_values
 
 #: the tie policies of ``evaluate_run``: the evaluator's, and trec_eval's document-id order
 RUN_TIES = {**TIES, "trec_eval": TIES_KEY}
@@ -74,10 +75,20 @@ def evaluate_run(
         DataFrame ``qid, docid, relevance``, or a ranx ``Qrels``.  A negative relevance marks
         a document as unjudged (trec_eval's reading).
     metrics : str or sequence of str
-        gbrank's names or trec_eval's and ranx's (``"map"``, ``"ndcg_cut_10"``, ``"P_5"``,
-        ``"recall_100"``, ``"recip_rank"``, ``"Rprec"``, ``"bpref"``, ``"success_1"``,
-        ``"set_F"``, ``"mrr"``, ``"hit_rate@10"``, ``"f1@10"``...).  Rank statistics that
-        need every relevant item ranked (AUC, mean/max rank, the nRBP loss) are refused.
+        gbrank's names (``"ndcg@10"``, ``"ap"``, ``"rbp@0.9"``), ranx's (``"mrr"``,
+        ``"map@10"``, ``"hit_rate@10"``) or any of trec_eval's 34 measure families in its
+        spelling, which come out under the names trec_eval prints: ``"map"``, ``"P_5"``,
+        ``"ndcg_cut_10"``, ``"num_ret"``, ``"gm_map"``, ``"infAP"``, ``"set_F"``...; a bare
+        family takes trec_eval's default parameters (``"P"``: ``P_5`` ... ``P_1000``;
+        ``"iprec_at_recall"``: ``iprec_at_recall_0.00`` ... ``_1.00``), ``"P.5,10"`` gives
+        parameters, and ``"all_trec"`` (also ``"official"``, ``"set"``) every numeric measure of
+        trec_eval's ``-m all_trec`` in its order (``runid`` and ``relstring`` are text and left
+        out).  trec_eval's own measures (the counts, ``iprec_at_recall``, ``gm_map``, ``infAP``,
+        ``G``, ``Rndcg``, the ``set_`` measures...) always rank tied scores in trec_eval's order;
+        those it shares with gbrank (map, P, recall, ndcg, ndcg_cut, map_cut, recip_rank, Rprec,
+        bpref, success) follow ``ties``: trec_eval's numbers need ``ties="trec_eval"``.  Rank
+        statistics that need every relevant item ranked (AUC, mean/max rank, the nRBP loss) are
+        refused.
     relevance_level : float, default 1
         ``relevance >= relevance_level`` is relevant (trec_eval ``-l``).  nDCG's gains are
         the grades themselves, whatever the level.
@@ -102,10 +113,13 @@ def evaluate_run(
 
     Returns
     -------
-    EvaluationResult
-        One row per evaluated query (sorted by query id as strings); ``n_items`` is the
-        number of ranked documents.  ``settings`` holds the options and the numbers of
-        queries only in the run (never scored: nothing judges them) and only in the qrels.
+    TrecEvaluationResult
+        An :class:`EvaluationResult`: one row per evaluated query (sorted by query id as
+        strings), one column per measure asked (trec_eval's printed name for a name in its
+        vocabulary, gbrank's canonical name otherwise); ``n_items`` is the number of ranked
+        documents.  ``settings`` holds the options and the numbers of queries only in the run
+        (never scored: nothing judges them) and only in the qrels.  ``mean()`` gives trec_eval's
+        summary figures (counts summed, ``num_q`` counted, ``gm_map``/``gm_bpref`` geometric).
 
     Examples
     --------
@@ -114,13 +128,21 @@ def evaluate_run(
     >>> r = evaluate_run(run, qrels, ["map", "recall_3", "ndcg"])
     >>> r.per_query.round(4).iloc[0, :3].tolist()    # AP = (1/2) / R, R = 2 from the qrels
     [0.25, 0.5, 0.2398]
+    >>> r = evaluate_run(run, qrels, ["num_rel_ret", "set_P", "iprec_at_recall.0.5"], ties="trec_eval")
+    >>> r.per_query.iloc[0, :3].round(4).to_dict()
+    {'num_rel_ret': 1.0, 'set_P': 0.3333, 'iprec_at_recall_0.50': 0.5}
     """
-    specs = parse_metrics(metrics)
+    measures = expand(metrics)
+    specs = list({str(m.spec): m.spec for m in measures if m.spec is not None}.values())
+    specs = parse_metrics(specs) if specs else specs
+    trec_only = [m for m in measures if m.spec is None]
     refused = [str(s) for s in specs if not s.record.with_qrels]
     if refused:
         raise ValueError(f"metric(s) {refused} need every relevant document ranked, which a run judged by qrels "
                          "does not give (relevant documents it did not retrieve have no rank); use "
                          "gbrank.evaluate on fully ranked lists for them")
+    if not specs:  # evaluate_sorted computes one gbrank metric at least; its column is dropped below
+        specs = parse_metrics(["p@1"])
     settings = check_settings(gain=gain, empty=empty, ties=ties, ap_divisor=ap_divisor,
                               relevance_threshold=relevance_level, tie_policies=RUN_TIES)
     if depth is not None and not is_positive_int(depth):
@@ -191,6 +213,36 @@ def evaluate_run(
         "n_queries_only_in_run": int((in_run & ~in_qrels).sum()),
         "n_queries_only_in_qrels": int((in_qrels & ~in_run).sum()),
     }
-    return evaluate_sorted(specs, scores, labels, gains_of(labels, gain, "qrels relevance"), judged, starts,
-                           n_ranked, np.asarray(qid_names[qids], dtype=object), settings, max_grade=max_grade,
-                           extra_settings=extra_settings, keys=keys, ties_code=RUN_TIES[ties])
+    result = evaluate_sorted(specs, scores, labels, gains_of(labels, gain, "qrels relevance"), judged, starts,
+                             n_ranked, np.asarray(qid_names[qids], dtype=object), settings, max_grade=max_grade,
+                             extra_settings=extra_settings, keys=keys, ties_code=RUN_TIES[ties])
+
+    # trec_eval's own measures: per query its ranked rows (score, document id, grade or a
+    # not-in-pool / unjudged code), then the grades of every judged document of its qrels
+    trec = pd.DataFrame(index=pd.Index(np.asarray(qid_names[qids], dtype=object), name="qid"))
+    if trec_only:
+        judged_rows = np.flatnonzero(scored[qrels_q] & (grade >= 0))
+        codes = np.where(row_judged, row_grade, np.where(found, UNJUDGED_IN_POOL, NOT_IN_POOL))
+        q_t = np.concatenate([run_q[ranked], qrels_q[judged_rows]])
+        order_t, starts_t = group_order(np.ascontiguousarray(q_t, dtype=np.int64), len(qid_names))
+        zeros = np.zeros(len(judged_rows))
+        values = trec_values(
+            trec_only, np.concatenate([score[ranked], zeros])[order_t],
+            np.concatenate([run_d[ranked].astype(np.float64), zeros])[order_t],
+            np.concatenate([codes[ranked], grade[judged_rows]])[order_t],
+            np.append(starts_t[qids], starts_t[-1]), n_ranked,
+            np.bincount(qrels_q[judged_rows], minlength=len(qid_names))[qids], settings["relevance_threshold"])
+        trec = pd.DataFrame(values, columns=[m.name for m in trec_only], index=trec.index)
+    base = result.per_query
+    table = pd.DataFrame({m.name: (base[str(m.spec)] if m.spec is not None else trec.loc[base.index, m.name])
+                          for m in measures}, index=base.index)
+    for m in measures:  # the counts are integers, as trec_eval prints them
+        if m.family is not None and m.family.integer:
+            table[m.name] = table[m.name].astype(np.int64)
+    table["n_items"] = base["n_items"]
+    table["n_relevant"] = base["n_relevant"]
+    return TrecEvaluationResult(
+        per_query=table, metrics=tuple(m.name for m in measures), settings=result.settings,
+        n_empty=result.n_empty, skipped_qids=result.skipped_qids,
+        aggregation={m.name: m.family.aggregate for m in measures
+                     if m.family is not None and m.family.aggregate != "mean"})
