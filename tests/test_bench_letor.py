@@ -128,7 +128,7 @@ def test_a_second_run_resumes_from_the_cache(bench_run):
     removed.unlink()
     before = json.loads((out / "summary.json").read_text())
     assert main(argv, out=(log := _Log())) == 0
-    assert "1 runs to train, 7 cached" in log.text
+    assert "1 run to train, 7 cached" in log.text
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p != removed) and removed.exists()
     after = json.loads((out / "summary.json").read_text())
     assert after["contenders"]["lightgbm:lambdarank"] == before["contenders"]["lightgbm:lambdarank"]
@@ -151,7 +151,7 @@ def test_a_run_cached_under_other_versions_is_trained_again(bench_run):
     assert rec["versions"]["lightgbm"] == lightgbm.__version__ and rec["versions"]["gbrank"] == gbrank.__version__
     np.savez(path, scores=scores, record=json.dumps({**rec, "versions": {**rec["versions"], "lightgbm": "0.0"}}))
     assert main(argv, out=(log := _Log())) == 0
-    assert "1 runs to train, 7 cached" in log.text and "1 cached run(s) were made under other library versions" in log.text
+    assert "1 run to train, 7 cached" in log.text and "1 cached run was made under other library versions" in log.text
     assert load_cached(path)[1]["versions"]["lightgbm"] == lightgbm.__version__
     assert main(argv, out=(log := _Log())) == 0
     assert "0 runs to train, 8 cached" in log.text and "other library versions" not in log.text

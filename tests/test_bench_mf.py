@@ -272,7 +272,7 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), *ARGS, "--no-plots"])
     assert code == 0, err
-    assert "8 runs, 7 cached, 1 to train" in text and "1 cached run(s) were made under other library versions" in text
+    assert "8 runs, 7 cached, 1 to train" in text and "1 cached run was made under other library versions" in text
     plan.epochs = 4
     assert cached_run(plan, 2, 3, "lambda_ndcg") is None
 
@@ -292,7 +292,7 @@ def test_bench_mf_options_select_the_protocol(tmp_path):
                             "--threads", "1", "--no-plots", "--epoch-on", "test", "--negatives", "non_relevant"])
     assert code == 0, err
     md = (tmp_path / "o" / "summary.md").read_text()
-    assert "Epoch chosen on the test lists" in md and "--negatives non_relevant" in md
+    assert "epoch chosen on the test lists" in md and "--negatives non_relevant" in md
     config = json.loads((tmp_path / "o" / "config.json").read_text())
     assert config["plan"]["epoch_on"] == "test" and config["plan"]["negatives"] == "non_relevant"
 
@@ -324,7 +324,7 @@ def test_missing_data_fails_with_the_fix(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n")
     code, _, err = _run(["bench", "mf", "--data", str(bad)])
-    assert code == 2 and "needs a header with columns 'user' and 'item'" in err
+    assert code == 2 and "needs a header with columns user,item" in err
 
 
 @pytest.mark.slow

@@ -30,7 +30,8 @@ from typing import Callable
 
 import numpy as np
 
-from .._progress import progress
+from .._progress import RunProgress
+from .._validation import plural
 from . import _store
 from ._letor_plan import (CURVE_METRICS, REGISTRY, REPORT_METRICS, Contender, LetorPlan, contender_listing,
                           prepare_letor, select_contenders)
@@ -85,23 +86,21 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     tuned = (f"; --tune {plan.tune}: {len(plan.configs)} configurations per contender and fold"
              if plan.configs else "")
     write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders"
-          f"{tuned}: {len(tasks)} runs to train, {counts['ok']} cached in {store.folder}; {plan.jobs} job(s) x "
+          f"{tuned}: {plural(len(tasks), 'run')} to train, {counts['ok']} cached in {store.folder}; "
+          f"{plan.jobs} job(s) x "
           f"{plan.threads} thread(s)"
           + _store.retrain_notes(counts))
     t_start = time.perf_counter()
     trained = set()
-    bar = progress(total=len(tasks), enabled=bool(tasks), unit="run", desc="training")
-    with _numba_threads(plan.threads if jobs == 1 else None):
+    # a bar on a terminal; elsewhere a log line per run and a heartbeat (gbrank._progress)
+    with _numba_threads(plan.threads if jobs == 1 else None), \
+            RunProgress(len(tasks), label="gbrank bench letor", logger=log) as shown:
         for task, (rec, here) in train_missing(tasks, train_task, jobs=jobs):
-            bar.update(1)
             if here:
                 trained.add(task[5])
-                line = _line(rec, task[7])
+                shown.finished(_line(rec, task[7]))
             else:
-                line = f"{rec['fold']:>10s} {rec['contender']:40s} trained by another process"
-            # around a live bar, tqdm's own write keeps the bar whole
-            (write if bar.disable else bar.write)(line)
-    bar.close()
+                shown.finished(f"{rec['fold']} {rec['contender']}: trained by another process")
     train_seconds = time.perf_counter() - t_start
 
     names, records, tuning = _choose(plan, store, runs, trained)
@@ -132,7 +131,9 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     with store.report_lock():
         summary = write_report(per_query, out, baseline=plan.baseline, metrics=REPORT_METRICS, title=title,
                                config=config, conventions=conventions, notes=_notes(plan, records),
-                               highlight=highlight, also_against=plan.also_against)
+                               highlight=highlight, also_against=plan.also_against,
+                               seconds={c.name: run_seconds([r for r in records if r["contender"] == c.name])
+                                        for c in plan.contenders})
         write_findings(out, per_query)
         extra = write_effects(out, summary, plan)
         if plan.configs:
@@ -278,9 +279,12 @@ def _priority(c: Contender) -> tuple:
 
 
 def _line(rec: dict, config: int | None = None) -> str:
+    """One finished run in words: fold, contender, rounds, best vali value, seconds."""
     where = f"{rec['contender']} [config {config}]" if config is not None else rec["contender"]
-    return (f"{rec['fold']:>10s} {where:40s} best round {rec['best_iteration']:4d} of "
-            f"{rec['rounds_trained']:4d}, vali {rec['vali_at_best']:.4f}, {rec['seconds']:6.1f} s")
+    vali = "n/a" if rec["vali_at_best"] is None else f"{rec['vali_at_best']:.4f}"
+    warm = rec.get("compile_seconds") or 0.0
+    return (f"{rec['fold']} {where}: best round {rec['best_iteration']} of {rec['rounds_trained']}, "
+            f"vali {vali}, {rec['seconds']:.1f} s training" + (f" (+ {warm:.1f} s warm-up)" if warm >= 0.05 else ""))
 
 
 def _config(plan: LetorPlan, records: list[dict], fingerprints: dict, train_seconds: float) -> dict:
@@ -364,13 +368,28 @@ def _notes(plan: LetorPlan, records: list[dict]) -> list[str]:
 
 
 def _run_table(plan: LetorPlan, records: list[dict], chosen: str | None = None) -> str:
+    """The markdown table of the runs per contender: best rounds per fold, training seconds
+    and, apart, the seconds its workers spent loading or compiling gbrank's kernels before
+    timing it (:func:`gbrank.bench._letor_run.warm_up`)."""
     by = {}
     for r in records:
         by.setdefault(r["contender"], []).append(r)
-    head = "| contender | training | best round per fold | seconds (sum) |" + (f" {chosen} |" if chosen else "")
-    lines = [head, "|---|---|---|---:|" + ("---|" if chosen else "")]
+    head = ("| contender | training | best round per fold | training seconds (sum) | compile/warm-up seconds (sum) |"
+            + (f" {chosen} |" if chosen else ""))
+    lines = [head, "|---|---|---|---:|---:|" + ("---|" if chosen else "")]
     for c in plan.contenders:
         rs = by.get(c.name, [])
-        lines.append(f"| {c.name} | {c.describe()} | {[r['best_iteration'] for r in rs]} | "
-                     f"{sum(r['seconds'] for r in rs):.1f} |" + (f" {[r.get('config') for r in rs]} |" if chosen else ""))
+        seconds = run_seconds(rs)
+        warm = "-" if seconds["compile"] is None else f"{seconds['compile']:.1f}"
+        lines.append(f"| {c.name} | {c.describe()} | {', '.join(str(r['best_iteration']) for r in rs)} | "
+                     f"{seconds['training']:.1f} | {warm} |"
+                     + (f" {', '.join(str(r.get('config')) for r in rs)} |" if chosen else ""))
     return "\n".join(lines)
+
+
+def run_seconds(records: list[dict]) -> dict:
+    """``{"training": seconds, "compile": seconds or None}`` summed over runs: training as
+    timed (warm-up excluded), and the warm-up before them (None when no run recorded one:
+    runs stored before gbrank timed it apart)."""
+    warm = [r["compile_seconds"] for r in records if r.get("compile_seconds") is not None]
+    return {"training": float(sum(r["seconds"] for r in records)), "compile": float(sum(warm)) if warm else None}

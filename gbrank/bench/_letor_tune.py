@@ -59,10 +59,10 @@ NO_EQUIVALENT = {("catboost", "min_child_weight"): "CatBoost's min_data_in_leaf 
 
 def space_text() -> str:
     """The documented grid and random space, in words (for ``--help``, the report and docs)."""
-    grid = " x ".join(f"{k} {list(v)}" for k, v in GRID.items())
+    grid = " x ".join(f"{k} " + " or ".join(f"{x:g}" for x in v) for k, v in GRID.items())
     lo, hi = SPACE["learning_rate"]
-    rand = (f"learning_rate log-uniform on [{lo}, {hi}]; " +
-            "; ".join(f"{k} uniform on {list(SPACE[k])}" for k in TUNED[1:]))
+    rand = (f"learning_rate log-uniform on [{lo:g}, {hi:g}]; " +
+            "; ".join(f"{k} uniform over " + ", ".join(f"{x:g}" for x in SPACE[k]) for k in TUNED[1:]))
     return f"grid: {grid}; random: {rand}"
 
 
@@ -247,7 +247,7 @@ def _plot(table, path, metric, contenders, folds, n_configs) -> None:
 
     ncol = min(3, len(folds))
     nrow = -(-len(folds) // ncol)
-    fig = Figure(figsize=(1.6 + (0.32 * n_configs + 1.4) * ncol, nrow * (0.22 * len(contenders) + 1.2) + 0.4))
+    fig = Figure(figsize=(1.6 + (0.45 * n_configs + 1.8) * ncol, nrow * (0.25 * len(contenders) + 1.3) + 0.4))
     for k, f in enumerate(folds):
         ax = fig.add_subplot(nrow, ncol, k + 1)
         rows = table[table["fold"] == f]
@@ -258,20 +258,21 @@ def _plot(table, path, metric, contenders, folds, n_configs) -> None:
         mid = np.nanmean(grid) if np.isfinite(grid).any() else 0.0
         for (i, j), v in np.ndenumerate(grid):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.3f}", ha="center", va="center", fontsize=5,
+                ax.text(j, i, f"{v:.3f}", ha="center", va="center", fontsize=7,
                         color="black" if v > mid else "white")
         for r in rows[rows["chosen"]].itertuples():
             ax.add_patch(Rectangle((int(r.config) - 0.5, contenders.index(r.contender) - 0.5), 1, 1, fill=False,
                                    edgecolor="red", lw=1.5))
         ax.set_title(f"{f}: vali {metric}", fontsize=8)
         ax.set_xticks(range(n_configs))
-        ax.set_xticklabels([str(i) for i in range(n_configs)], fontsize=6)
-        ax.set_xlabel("configuration", fontsize=7)
+        ax.set_xticklabels([str(i) for i in range(n_configs)], fontsize=7)
+        ax.set_xlabel("configuration (tuning.md lists them)", fontsize=8)
         ax.set_yticks(range(len(contenders)))
-        ax.set_yticklabels(contenders if k % ncol == 0 else [], fontsize=6)
+        ax.set_yticklabels(contenders if k % ncol == 0 else [], fontsize=7)
         cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
-        cb.ax.tick_params(labelsize=6)
-    fig.suptitle(f"vali {metric} per configuration (red box: chosen)", fontsize=9)
+        cb.ax.tick_params(labelsize=7)
+        cb.set_label(f"vali {metric}", fontsize=7)
+    fig.suptitle(f"vali {metric} per contender and configuration; red box: the chosen configuration", fontsize=9)
     fig.tight_layout()
     FigureCanvasAgg(fig)
     fig.savefig(path, dpi=100)

@@ -34,7 +34,7 @@ import time
 
 import pandas as pd
 
-from .._progress import progress
+from .._progress import RunProgress
 from . import _store
 from ._mf_plan import MFPlan, prepare_mf
 from ._mf_report import write_reports
@@ -132,6 +132,22 @@ def chosen_runs(plan: MFPlan, done: list, metas: dict) -> list:
     return [run for _, run in best.values()]
 
 
+def run_line(plan: MFPlan, run: tuple, meta: dict, here: bool = True) -> str:
+    """One finished run in words: loss and learning rate, NSR and split, best and last epoch,
+    the best validation value, seconds (training, evaluation, and the warm-up apart)."""
+    nsr, seed, loss, lr = run
+    rate = "" if lr is None else f" lr {lr:g}"
+    where = f"{loss}{rate} nsr{nsr}-{plan.split_label(seed)}"
+    if not here:
+        return f"{where}: trained by another process"
+    best = meta.get("best_validation")
+    value = "" if best is None else f", best validation {meta.get('eval_metric') or 'value'} {best:.4f}"
+    warm = meta.get("compile_seconds") or 0.0
+    return (f"{where}: best epoch {meta['best_epoch']} of {meta['epochs_run']}{value}, "
+            f"{meta['train_seconds']:.1f} s training, {meta['eval_seconds']:.1f} s evaluation"
+            + (f" (+ {warm:.1f} s warm-up)" if warm >= 0.05 else ""))
+
+
 def run_mf(plan: MFPlan, write=None) -> dict:
     """Train and evaluate every (NSR, split, loss) of the plan (reusing cached runs), then write
     the reports; returns ``{"per_query": DataFrame, "meta": [...], "summaries": {...}}``.
@@ -164,7 +180,8 @@ def run_mf(plan: MFPlan, write=None) -> dict:
             todo.append(run)
     splits = [plan.split_label(x) for x in plan.seeds]
     grid = sorted({lr for c in plan.losses for lr in plan.learning_rates_of(c)})
-    write(f"gbrank bench mf: {plan.data_name}, NSR {plan.nsr}, splits {', '.join(splits)}, {len(plan.losses)} losses "
+    write(f"gbrank bench mf: {plan.data_name}, NSR {', '.join(map(str, plan.nsr))}, splits {', '.join(splits)}, "
+          f"{len(plan.losses)} losses "
           f"x learning rates {', '.join(f'{x:g}' for x in grid)} ({plan.optimizer}) + baselines "
           f"{', '.join(plan.baselines) or 'none'}: "
           f"{len(plan.runs())} runs, {len(plan.runs()) - len(todo)} cached, {len(todo)} to train "
@@ -192,19 +209,15 @@ def run_mf(plan: MFPlan, write=None) -> dict:
             from ._pool import thread_budget
 
             thread_budget(plan.threads)
-        bar = progress(total=len(todo), desc="runs", unit="run")
         shared = plan_dict(plan)
         tasks = [(shared, *run, str(store.folder), run_name(plan, *run), versions) for run in todo]
-        # --jobs 1: in this process (its thread settings; the CLI sets them before torch loads)
-        for task, (frame, meta, here) in train_missing(tasks, train_task, jobs=plan.jobs, threads=plan.threads):
-            run = task[1:5]
-            frames[run], metas[run] = frame, meta
-            where = "" if here else " (trained by another process)"
-            rate = "" if run[3] is None else f" lr {run[3]:g}"
-            bar.set_postfix_str(f"{run[2]}{rate} nsr{run[0]} {plan.split_label(run[1])}: best epoch "
-                                f"{meta['best_epoch']}{where}")
-            bar.update()
-        bar.close()
+        # a bar on a terminal; elsewhere a log line per run and a heartbeat (gbrank._progress)
+        with RunProgress(len(tasks), label="gbrank bench mf", logger=log) as runs:
+            # --jobs 1: in this process (its thread settings; the CLI sets them before torch loads)
+            for task, (frame, meta, here) in train_missing(tasks, train_task, jobs=plan.jobs, threads=plan.threads):
+                run = task[1:5]
+                frames[run], metas[run] = frame, meta
+                runs.finished(run_line(plan, run, meta, here))
     elapsed = time.perf_counter() - start
     done = [r for r in plan.runs() if r in frames and f"nsr{r[0]}-{plan.split_label(r[1])}" not in plan.unfinished]
     chosen = chosen_runs(plan, done, metas)

@@ -10,6 +10,7 @@ from dataclasses import asdict, replace
 import numpy as np
 import pandas as pd
 
+from .._validation import plural
 from ._mf_baselines import DESCRIPTIONS as BASELINE_TEXT
 from ._mf_plan import METRICS, PROTOCOLS, THESIS_TABLE_5_1, MFPlan
 
@@ -47,6 +48,65 @@ def epoch_choice(plan: MFPlan) -> str:
     return text
 
 
+def _n(x) -> str:
+    """A count with thousands separators: ``100,836``."""
+    return f"{int(x):,}"
+
+
+def _list(values) -> str:
+    """``1, 2, 5``: the items of a list in words, never its Python repr."""
+    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+def users_per_split(per_query: pd.DataFrame) -> dict:
+    """``{split label: users evaluated there}``: the users of the tables, counted from the
+    per-user rows themselves (every contender and protocol has the same users)."""
+    rows = per_query[per_query["protocol"] == per_query["protocol"].iloc[0]] if "protocol" in per_query else per_query
+    first = rows["contender"].iloc[0]
+    by = rows[rows["contender"] == first].groupby("split", sort=False)["qid"].nunique()
+    return {str(k): int(v) for k, v in by.items()}
+
+
+def data_lines(plan: MFPlan, per_query: pd.DataFrame) -> list[str]:
+    """The data of the run as markdown bullet lines: what was read, which users were kept
+    and left out, and the users of every (NSR, split) as the tables count them (from
+    ``per_query``, the source of the tables, so the two always agree)."""
+    d = plan.data_summary
+    left = {k: int(v) for k, v in d.get("users_left_out", {}).items() if v}
+    per_split = users_per_split(per_query)
+    t = f"{plan.relevance_threshold:g}"
+    lines = []
+    if "interactions" in d:  # seeded random splits of one table
+        at = f"nsr{max(plan.nsr)}-{plan.split_label(plan.seeds[0])}"  # the split prepare_mf summarised
+        eligible = int(d["users_kept"]) + left.get(at, 0)
+        lines += [f"- data: {plan.data_name}, {_n(d['interactions'])} interactions, {_n(d['items'])} items",
+                  f"- users: {_n(eligible)} with at least {plan.min_positives} positives (rating >= {t}) kept, "
+                  f"{_n(d['users_dropped'])} with fewer left out"]
+        where = f" (in {at}, without the users left out there)" if left.get(at) else ""
+        lines.append(f"- positives per split{where}: {_n(d['train_positives'])} for training (the validation "
+                     f"positives carved from them) and {_n(d['test_positives'])} held out for the test")
+    elif d:  # ready folds
+        first = d["folds"][0] if d.get("folds") else "the first fold"
+        lines += [f"- data: {plan.data_name}, ready folds {_list(d.get('folds', []))} "
+                  f"(columns {d.get('columns', '')})",
+                  f"- {first}: {plural(d['users'], 'user')} with training positives (rating >= {t}), "
+                  f"{_n(d['items'])} items, {_n(d['train_positives'])} training and {_n(d['test_positives'])} "
+                  "test positives"]
+    else:
+        lines.append(f"- data: {plan.data_name}")
+    if left:
+        lines.append("- users left out where they are short of negatives (--drop-infeasible-users): "
+                     + "; ".join(f"{k}: {_n(v)}" for k, v in left.items()))
+    counts = set(per_split.values())
+    if len(counts) == 1:
+        lines.append(f"- users evaluated (the rows of every table): {_n(counts.pop())} in each (NSR, split): "
+                     f"{_list(per_split)}")
+    else:
+        lines.append("- users evaluated (the rows of every table), per (NSR, split): "
+                     + "; ".join(f"{k}: {_n(v)}" for k, v in per_split.items()))
+    return lines
+
+
 def lr_text(plan: MFPlan) -> str:
     """The learning rates of the plan in words."""
     if isinstance(plan.learning_rates, dict):
@@ -69,6 +129,7 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all
 
     out = pathlib.Path(plan.out)
     config = _config(plan, meta_list, elapsed)
+    data = data_lines(plan, per_query)
     summaries = {}
     for protocol in PROTOCOLS:
         rows = per_query[per_query["protocol"] == protocol].drop(columns=["protocol", "nsr", "seed"])
@@ -76,24 +137,27 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all
                        f"{plan.relevance_threshold:g}", "gain": "binary (2^1 - 1 = 1)", "ap divisor": "R",
                        "ties": "average" if protocol == "sampled" else "strict (a negative ties nowhere)",
                        "empty lists": "none (every user has held-out positives)"}
-        notes = [f"Data: {plan.data_name} ({plan.data_summary}). Splits pooled: NSR {plan.nsr} x "
-                 f"{', '.join(plan.split_label(x) for x in plan.seeds)}; each user appears once per split. "
-                 f"{epoch_choice(plan)}. Baselines: " + ("; ".join(f"{b}: {BASELINE_TEXT[b]}" for b in plan.baselines)
-                                                        or "none") + ". "
-                 f"MF with {plan.n_factors} factors, {lr_text(plan)}, batches of "
-                 f"{plan.batch_size} users, at most {plan.epochs} epochs, early stopping after {plan.patience}."]
+        notes = ["\n".join(["Data and settings:", "", *data, f"- splits pooled: NSR {_list(plan.nsr)} x "
+                             f"{', '.join(plan.split_label(x) for x in plan.seeds)}; each user appears once per split "
+                             "(the users column of the table counts a user once per split)",
+                             f"- epoch: {epoch_choice(plan)[0].lower()}{epoch_choice(plan)[1:]}",
+                             "- baselines: " + ("; ".join(f"{b}: {BASELINE_TEXT[b]}" for b in plan.baselines)
+                                                or "none"),
+                             f"- training: MF with {plan.n_factors} factors, {lr_text(plan)}, batches of "
+                             f"{plan.batch_size} users, at most {plan.epochs} epochs, early stopping after "
+                             f"{plan.patience} evaluated epochs without a validation improvement"])]
         if plan.unfinished:
             notes.append(f"Not finished and left out (--report-only): {', '.join(plan.unfinished)}.")
         summaries[protocol] = write_report(
             rows, out / protocol, baseline=plan.baseline, metrics=METRICS,
             title=f"gbrank bench mf: {plan.data_name}, {protocol} evaluation", config=config,
-            conventions=conventions, notes=notes, plots=plan.plots)
+            conventions=conventions, notes=notes, plots=plan.plots, unit="user", seconds=run_seconds(meta_list))
     (out / "config.json").write_text(json.dumps(config, indent=1, default=str) + "\n")
     beyond_table(meta_list).to_csv(out / BEYOND_FILE, index=False, float_format="%.8g")
     text = overview(plan, per_query, meta_list, summaries)
     table = protocol_table(per_query, plan.metric_of)
     plan_done = replace(plan, nsr=[n for n in plan.nsr if (table["nsr"] == n).any()])
-    if plan.plots and protocols_plot(plan_done, table, out / "protocols.png"):
+    if plan.plots and protocols_plot(plan_done, table, out / "protocols.png") is not None:
         text += ("\n![sampled and corrected means against full-catalogue means](protocols.png)\n")
     flags = baseline_flags(plan_done, per_query)
     flags.to_csv(out / "baseline_flags.csv", index=False, float_format="%.8g")
@@ -109,7 +173,7 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all
         from ._mf_paper import comparison, paper_means, write_comparison
 
         cells = comparison(paper_means(plan.paper_tables), means)
-        notes = [f"Folds run: {', '.join(plan.split_label(x) for x in plan.seeds)}; NSR {plan_done.nsr}; "
+        notes = [f"Folds run: {', '.join(plan.split_label(x) for x in plan.seeds)}; NSR {_list(plan_done.nsr)}; "
                  f"{lr_text(plan)}; at most {plan.epochs} epochs, early stopping after {plan.patience} evaluated "
                  f"epochs without a validation improvement; {epoch_choice(plan)}.",
                  "Objectives map to gbrank's losses: ap, dcg, rr -> <paradigm>_ap, _ndcg, _rr; LambdaRank-MF rbp_80, "
@@ -123,6 +187,19 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all
                  f"{int((cells['status'] != 'not run').sum())} run, {n_flag} flagged (|gbrank (a) - paper| > 0.02).\n")
     (out / "summary.md").write_text(text)
     return summaries
+
+
+def run_seconds(meta_list) -> dict:
+    """``{loss: {"training": s, "compile": s or None}}`` summed over its runs: training as
+    timed, and apart from it the once-per-process warm-up (None for runs stored before
+    gbrank timed it apart)."""
+    out: dict = {}
+    for m in meta_list:
+        t = out.setdefault(m["loss"], {"training": 0.0, "compile": None})
+        t["training"] += float(m.get("train_seconds") or 0.0)
+        if m.get("compile_seconds") is not None:
+            t["compile"] = (t["compile"] or 0.0) + float(m["compile_seconds"])
+    return out
 
 
 def baseline_flags(plan: MFPlan, per_query: pd.DataFrame) -> pd.DataFrame:
@@ -175,8 +252,9 @@ def feasibility_section(plan: MFPlan) -> list[str]:
     lines = ["", "## Feasibility of the negatives (checked before training)", ""]
     short = [r for r in plan.feasibility if r["short"]]
     if not short:
+        n = len(plan.feasibility)
         return lines + [f"Every user of every (NSR, split) had enough items left for its training, validation and "
-                        f"test negatives ({len(plan.feasibility)} (NSR, split) pairs checked)."]
+                        f"test negatives ({n} (NSR, split) {'pair' if n == 1 else 'pairs'} checked)."]
     lines += ["Users short of negatives, " + ("left out of the (NSR, split) where they are short "
                                               "(--drop-infeasible-users):" if plan.drop_infeasible_users else ":"), "",
               "| NSR | split | users | left out | short of training | of validation | of test negatives |",
@@ -372,56 +450,84 @@ def findings(plan: MFPlan, per_query: pd.DataFrame, table: pd.DataFrame) -> list
     return lines
 
 
-def protocols_plot(plan: MFPlan, table: pd.DataFrame, path: pathlib.Path) -> bool:
+def protocols_plot(plan: MFPlan, table: pd.DataFrame, path: pathlib.Path):
     """``protocols.png``: each loss's mean under the sampled (top row) and corrected (bottom
     row) protocol against its full-catalogue mean, one point per (loss, NSR), one column per
-    headline metric; Kendall's tau of the two orders of the losses in each panel."""
+    headline metric; Kendall's tau of the two orders of the losses in each panel.  Colour:
+    the loss; marker: the NSR; the legend under the panels names both.  Returns the figure
+    (None without matplotlib)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+        from matplotlib.lines import Line2D
     except ImportError:  # pragma: no cover - matplotlib missing
-        return False
+        return None
+    from ._plots import SMALL
+
     metrics = list(FINDING_METRICS)
-    fig = Figure(figsize=(3.2 * len(metrics), 6.4))
+    losses = [c for c in plan.contenders() if (table.loss == c).any()]
+    from matplotlib import colormaps
+
+    palette = colormaps["tab10" if len(losses) <= 10 else "tab20"]
+    colour = {loss: palette(i % palette.N) for i, loss in enumerate(losses)}
+    markers = ("o", "s", "^", "D", "v", "P", "X")
+    marker = {n: markers[i % len(markers)] for i, n in enumerate(plan.nsr)}
+    n_legend_rows = -(-(len(losses) + len(plan.nsr)) // 4)
+    legend_h = 0.22 * n_legend_rows + 0.3  # inches: the rows of the legend and its title
+    fig = Figure(figsize=(3.4 * len(metrics), 6.6 + legend_h))
     axes = fig.subplots(2, len(metrics), squeeze=False)
-    colours = dict(zip(plan.nsr, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")))
     for col, metric in enumerate(metrics):
         for row, prot in enumerate(("sampled", "corrected")):
             ax = axes[row][col]
             taus = []
             for n in plan.nsr:
                 t = table[table.nsr == n].pivot(index="loss", columns="protocol", values=metric)
-                ax.scatter(t["full"], t[prot], s=18, color=colours.get(n, "grey"), label=f"NSR {n}")
+                for loss in t.index:
+                    ax.scatter(t.loc[loss, "full"], t.loc[loss, prot], s=26, color=colour.get(loss, "grey"),
+                               marker=marker[n], edgecolors="black", linewidths=0.3)
                 taus.append(_kendall(t[prot], t["full"]))
-            ax.set_title(f"{metric}: {prot} vs full (tau {np.nanmean(taus):.2f})", fontsize=8)
+            ax.set_title(f"{metric}: {prot} vs full (Kendall tau {np.nanmean(taus):.2f})", fontsize=8)
             ax.set_xlabel("full-catalogue mean", fontsize=8)
             ax.set_ylabel(f"{prot} mean", fontsize=8)
-            ax.tick_params(labelsize=7)
-            if row == 0 and col == 0:
-                ax.legend(fontsize=7)
-    fig.suptitle(f"gbrank bench mf: {plan.data_name}, one point per loss and NSR", fontsize=9)
-    fig.tight_layout()
+            ax.tick_params(labelsize=SMALL)
+    handles = [Line2D([], [], ls="", marker="o", ms=6, color=colour[x], markeredgecolor="black",
+                      markeredgewidth=0.3, label=x) for x in losses]
+    handles += [Line2D([], [], ls="", marker=marker[n], ms=6, color="0.5", label=f"NSR {n}") for n in plan.nsr]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=SMALL + 1, frameon=False,
+               title="colour: loss or baseline; marker: NSR", title_fontsize=SMALL + 1)
+    fig.suptitle(f"gbrank bench mf: {plan.data_name}, each loss's mean over users under the sampled and corrected "
+                 "protocols against the full catalogue", fontsize=9)
+    fig.tight_layout(rect=(0, (legend_h + 0.1) / fig.get_figheight(), 1, 1))
     FigureCanvasAgg(fig)
     fig.savefig(path, dpi=100)
-    return True
+    return fig
 
 
 def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str:
     """``summary.md``: per NSR, every loss under the three protocols, and how far the sampled
     and corrected rankings of the losses agree with the full-catalogue ranking."""
     table = protocol_table(per_query, plan.metric_of)
+    data = data_lines(plan, per_query)  # before the plan is cut to the NSRs with finished splits
     plan = replace(plan, nsr=[n for n in plan.nsr if (table["nsr"] == n).any()])  # NSRs with finished splits
+    negatives = ("drawn once per user (--fixed-train-negatives)" if plan.fixed_train_negatives
+                 else "redrawn every epoch")
     lines = [f"# gbrank bench mf: {plan.data_name}", "",
-             f"{plan.data_summary}. NSR {plan.nsr}, splits {', '.join(plan.split_label(x) for x in plan.seeds)} "
-             f"({'the ready folds' if plan.ready else 'seeded random splits'}; each cell: the mean over users "
-             f"pooled across the splits), {len(plan.losses)} losses and the baselines "
-             f"{', '.join(plan.baselines) or '(none)'}; {lr_text(plan)}; "
-             f"{epoch_choice(plan)}; at most {plan.epochs} epochs, early stopping after {plan.patience} evaluated "
-             f"epochs without a validation improvement"
-             f"{'; training negatives drawn once (--fixed-train-negatives)' if plan.fixed_train_negatives else ''}. "
-             "Reports per protocol: `full/`, `sampled/`, `corrected/` (paired tests against the baseline "
-             f"**{plan.baseline}**, Holm-corrected)." + (f" **Not finished and left out:** "
-                                                         f"{', '.join(plan.unfinished)}." if plan.unfinished else ""), "",
+             "Each cell of the tables below: the mean over the users, pooled across the splits. Reports per "
+             "protocol: `full/`, `sampled/`, `corrected/` (paired tests against the baseline "
+             f"**{plan.baseline}**, Holm-corrected).", ""]
+    if plan.unfinished:
+        lines += [f"**Not finished and left out:** {', '.join(plan.unfinished)}.", ""]
+    lines += ["## Data and settings", "", *data,
+              f"- NSR (sampled negatives per positive): {_list(plan.nsr)}",
+              f"- splits: {', '.join(plan.split_label(x) for x in plan.seeds)} "
+              f"({'the ready folds' if plan.ready else 'seeded random splits'})",
+              f"- losses: {_list(plan.losses)}",
+              f"- baselines: {_list(plan.baselines) or 'none'}",
+              f"- optimiser and learning rates: {lr_text(plan)}",
+              f"- epoch: {epoch_choice(plan)[0].lower()}{epoch_choice(plan)[1:]}",
+              f"- training: MF with {plan.n_factors} factors, batches of {plan.batch_size} users, at most "
+              f"{plan.epochs} epochs, early stopping after {plan.patience} evaluated epochs without a validation "
+              f"improvement; training negatives {negatives}", "",
              "## Each loss evaluated with the metric it optimises", "",
              "full = all never-interacted items ranked; sampled = the NSR test lists; corrected = full-catalogue "
              "estimate from the sampled ranks.", ""]
@@ -469,15 +575,25 @@ def overview(plan: MFPlan, per_query: pd.DataFrame, meta_list, summaries) -> str
                 if len(v):
                     lines.append(f"| {loss} | {n} | {v.iloc[0]:.4f} | {ref:.4f} |")
     lines += findings(plan, per_query, table)
-    runs = pd.DataFrame([{k: m[k] for k in ("loss", "nsr", "seed", "best_epoch", "epochs_run", "train_seconds",
-                                             "eval_seconds")} for m in meta_list])
+    runs = pd.DataFrame([{**{k: m[k] for k in ("loss", "nsr", "seed", "best_epoch", "epochs_run", "train_seconds",
+                                                "eval_seconds")}, "compile_seconds": m.get("compile_seconds")}
+                         for m in meta_list])
+    runs["compile_seconds"] = pd.to_numeric(runs["compile_seconds"], errors="coerce")
     agg = runs.groupby("loss", sort=False).agg(best_epoch=("best_epoch", "mean"), epochs_run=("epochs_run", "mean"),
                                                at_budget=("epochs_run", lambda e: int((e >= plan.epochs).sum())),
-                                               train_s=("train_seconds", "mean"), eval_s=("eval_seconds", "mean"))
-    lines += ["", "## Training", "", f"Per loss over its {len(plan.nsr) * len(plan.seeds)} runs: mean best epoch, "
-              f"mean epochs run, runs that used all {plan.epochs} epochs, mean seconds to train and to evaluate.", "",
-              "| loss | best epoch | epochs run | at budget | train s | eval s |", "|---|---:|---:|---:|---:|---:|"]
+                                               train_s=("train_seconds", "mean"), eval_s=("eval_seconds", "mean"),
+                                               compile_s=("compile_seconds", "sum"),
+                                               timed=("compile_seconds", "count"))
+    n_runs = len(plan.nsr) * len(plan.seeds)
+    lines += ["", "## Training", "", f"Per loss over its {plural(n_runs, 'run')}: mean best epoch, "
+              f"mean epochs run, runs that used all {plan.epochs} epochs, mean seconds to train and to evaluate, "
+              "and apart from them the compile/warm-up seconds its processes paid once before timing its first run "
+              "(numba loading or compiling gbrank's evaluator, torch's first use; summed over the runs; - : not "
+              "recorded).", "",
+              "| loss | best epoch | epochs run | at budget | train s | eval s | compile/warm-up s |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
     for loss, r in agg.iterrows():
-        lines.append(f"| {loss} | {r.best_epoch:.1f} | {r.epochs_run:.1f} | {r.at_budget} | {r.train_s:.1f} | "
-                     f"{r.eval_s:.1f} |")
+        warm = f"{r.compile_s:.1f}" if r.timed else "-"
+        lines.append(f"| {loss} | {r.best_epoch:.1f} | {r.epochs_run:.1f} | {int(r.at_budget)} | {r.train_s:.1f} | "
+                     f"{r.eval_s:.1f} | {warm} |")
     return "\n".join(lines) + "\n"

@@ -20,6 +20,10 @@ from matplotlib.figure import Figure
 HEADLINE = ("ndcg@10", "ap", "rr", "nrbp@0.95")
 _NDCG_AT = re.compile(r"^ndcg@(\d+)$")
 _RELEVANT_EDGES = (0, 1, 2, 3, 4, 5, 6, 8, 11, 16, 21, 31, 51, 101, np.inf)
+#: the words of a row when none are given: (singular, plural, its id, what its list holds)
+QUERY_WORDS = ("query", "queries", "query id", "documents")
+#: smallest font size of any text on a plot (tick labels, legends), readable at dpi 100
+SMALL = 7
 
 
 def _save(fig: Figure, path: pathlib.Path) -> None:
@@ -39,7 +43,7 @@ def headline_metrics(metrics: Sequence[str], n: int = 4) -> list[str]:
     return chosen or list(metrics[:n])
 
 
-def metric_means(summary: dict, path: pathlib.Path, title: str) -> None:
+def metric_means(summary: dict, path: pathlib.Path, title: str) -> Figure:
     """One panel per metric: each contender's mean with its confidence interval."""
     metrics, C = summary["metrics"], summary["contenders"]
     names = list(C)
@@ -57,43 +61,53 @@ def metric_means(summary: dict, path: pathlib.Path, title: str) -> None:
         ax.scatter(mean, ypos, c=colors, s=12, zorder=3)
         ax.axvline(C[summary["baseline"]][m]["mean"], color="C3", lw=0.6, ls="--")
         ax.set_title(m, fontsize=9)
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=SMALL)
         ax.set_yticks(ypos)
-        ax.set_yticklabels(names if i % ncol == 0 else [], fontsize=6)
+        ax.set_yticklabels(names if i % ncol == 0 else [], fontsize=SMALL)
     level = round(100 * summary["confidence"])
-    fig.suptitle(f"{title}: mean and {level}% CI per metric (red: baseline {summary['baseline']})", fontsize=9)
-    fig.tight_layout()
+    from matplotlib.lines import Line2D
+
+    marks = [Line2D([], [], ls="", marker="o", ms=4, color="C0", label="mean of a contender"),
+             Line2D([], [], ls="", marker="o", ms=4, color="C3", label=f"mean of the baseline {summary['baseline']}"),
+             Line2D([], [], color="0.6", lw=1, label=f"{level}% confidence interval"),
+             Line2D([], [], color="C3", lw=0.6, ls="--", label="baseline's mean")]
+    fig.legend(handles=marks, loc="lower center", ncol=4, fontsize=SMALL, frameon=False)
+    fig.suptitle(f"{title}: mean and {level}% CI per metric", fontsize=9)
+    fig.tight_layout(rect=(0, 0.3 / fig.get_figheight(), 1, 1))
     _save(fig, path)
+    return fig
 
 
-def wins_matrix(summary: dict, path: pathlib.Path, title: str) -> None:
+def wins_matrix(summary: dict, path: pathlib.Path, title: str) -> Figure:
     """Rows = contender (training objective), columns = evaluation metric; cell = mean,
     colour = rank within the column (yellow = better), best of each column boxed."""
     metrics, C, ranks = summary["metrics"], summary["contenders"], summary["ranks"]
     names = list(C)
     mean = np.array([[C[n][m]["mean"] for m in metrics] for n in names])
     rank = np.array([[ranks[n][m] for m in metrics] for n in names], dtype=float)
-    fig = Figure(figsize=(1.0 + 0.75 * len(metrics) + 0.06 * max(len(n) for n in names),
-                          0.25 * len(names) + 1.6))
+    fig = Figure(figsize=(1.6 + 0.8 * len(metrics) + 0.07 * max(len(n) for n in names),
+                          0.25 * len(names) + 1.8))
     ax = fig.add_subplot(1, 1, 1)
     ax.imshow(rank, cmap="viridis_r", aspect="auto", vmin=1, vmax=max(2, len(names)))
     for i in range(len(names)):
         for j in range(len(metrics)):
             best = rank[i, j] == 1
-            ax.text(j, i, f"{mean[i, j]:.3f}", ha="center", va="center", fontsize=6,
+            ax.text(j, i, f"{mean[i, j]:.3f}", ha="center", va="center", fontsize=SMALL,
                     fontweight="bold" if best else "normal",
                     color="black" if rank[i, j] <= len(names) / 2 else "white")
             if best:
                 ax.add_patch(_box(j, i))
     ax.set_xticks(range(len(metrics)))
-    ax.set_xticklabels(metrics, rotation=45, ha="right", fontsize=7)
+    ax.set_xticklabels(metrics, rotation=45, ha="right", fontsize=SMALL)
     ax.set_yticks(range(len(names)))
-    ax.set_yticklabels(names, fontsize=6)
+    ax.set_yticklabels(names, fontsize=SMALL)
     ax.set_xlabel("evaluation metric", fontsize=8)
     ax.set_ylabel("training objective (contender)", fontsize=8)
-    ax.set_title(f"{title}: mean per (objective, metric); colour = rank in column, box = best", fontsize=8)
+    ax.set_title(f"{title}\nmean per (objective, metric); colour = rank in column (yellow = best), "
+                 "red box = best", fontsize=8)
     fig.tight_layout()
     _save(fig, path)
+    return fig
 
 
 def _box(x, y):
@@ -113,11 +127,14 @@ def _relevant_bins(n_relevant: np.ndarray):
     return bins, labels
 
 
-def diff_vs_relevant(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highlight, title: str) -> None:
+def diff_vs_relevant(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highlight, title: str,
+                     unit: tuple = QUERY_WORDS) -> Figure:
     """Per-query difference to the baseline (mean and 95% t-interval per bin) against the
-    number of relevant items of the query; one panel per headline metric."""
+    number of relevant items of the query; one panel per headline metric.  ``unit``: the
+    words of a row (``_report.UNITS``: queries, or users for recommendation)."""
     from scipy import stats
 
+    one, many = unit[0], unit[1]
     base = summary["baseline"]
     metrics = headline_metrics(summary["metrics"])
     others = [n for n in highlight if n != base]
@@ -147,22 +164,25 @@ def diff_vs_relevant(per_query: pd.DataFrame, summary: dict, path: pathlib.Path,
             ax.errorbar(xs, ys, yerr=hs, marker="o", ms=3, lw=1, capsize=2, label=name, color=f"C{k % 10}")
         ax.axhline(0.0, color="k", lw=0.6)
         ax.set_xticks(range(len(order)))
-        ax.set_xticklabels([f"{labels[j]} ({counts.get(j, 0)})" for j in order], fontsize=6, rotation=90)
-        ax.set_xlabel("relevant items in the query (queries)", fontsize=8)
+        ax.set_xticklabels([f"{labels[j]} ({counts.get(j, 0)})" for j in order], fontsize=SMALL, rotation=90)
+        ax.set_xlabel(f"relevant items of the {one} ({many} in the bin)", fontsize=8)
         ax.set_title(f"{m}: contender − {base}", fontsize=8)
-        ax.tick_params(axis="y", labelsize=7)
+        ax.tick_params(axis="y", labelsize=SMALL)
         if i == 0:
-            ax.set_ylabel("mean per-query difference (95% CI)", fontsize=8)
+            ax.set_ylabel(f"mean per-{one} difference (95% CI)", fontsize=8)
     fig.legend(*fig.axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(3, max(1, len(others))),
-               fontsize=7, frameon=False)
+               fontsize=SMALL, frameon=False)
     fig.suptitle(f"{title}: difference to the baseline by number of relevant items "
-                 "(no interval on bins of < 3 queries)", fontsize=9)
+                 f"(no interval on bins of < 3 {many})", fontsize=9)
     fig.tight_layout(rect=(0, 0.08 + 0.04 * (len(others) > 3), 1, 1))
     _save(fig, path)
+    return fig
 
 
-def cdfs(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highlight, title: str) -> None:
+def cdfs(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highlight, title: str,
+         unit: tuple = QUERY_WORDS) -> Figure:
     """Empirical CDF of the per-query values of each highlighted contender, per headline metric."""
+    one, many = unit[0], unit[1]
     metrics = headline_metrics(summary["metrics"])
     fig = Figure(figsize=(3.4 * len(metrics), 3.4))
     for i, m in enumerate(metrics):
@@ -171,24 +191,26 @@ def cdfs(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highlight, 
             v = np.sort(per_query.loc[per_query["contender"] == name, m].to_numpy())
             ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", lw=1.2 if k else 1.8,
                     label=name, color=f"C{k % 10}")
-        ax.set_xlabel(f"per-query {m}", fontsize=8)
+        ax.set_xlabel(f"per-{one} {m}", fontsize=8)
         ax.set_title(m, fontsize=9)
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=SMALL)
         if i == 0:
-            ax.set_ylabel("fraction of queries ≤ x", fontsize=8)
+            ax.set_ylabel(f"fraction of {many} ≤ x", fontsize=8)
     fig.legend(*fig.axes[0].get_legend_handles_labels(), loc="lower center", ncol=min(3, len(highlight)),
-               fontsize=7, frameon=False)
-    fig.suptitle(f"{title}: CDF of per-query values (lower curve = better)", fontsize=9)
+               fontsize=SMALL, frameon=False)
+    fig.suptitle(f"{title}: CDF of per-{one} values (lower curve = better)", fontsize=9)
     fig.tight_layout(rect=(0, 0.08 + 0.04 * (len(highlight) > 3), 1, 1))
     _save(fig, path)
+    return fig
 
 
-def ndcg_at_k(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highlight, title: str) -> bool:
+def ndcg_at_k(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highlight, title: str) -> Figure | None:
     """Mean nDCG@k against k for the ``ndcg@k`` columns present; every contender in grey,
-    the highlighted ones in colour.  False (nothing drawn) with fewer than two such columns."""
+    the highlighted ones in colour.  Returns the figure, or None (nothing drawn) with fewer
+    than two such columns."""
     cols = ndcg_curve_columns(per_query.columns)
     if len(cols) < 2:
-        return False
+        return None
     ks = [k for k, _ in cols]
     means = per_query.groupby("contender", sort=False)[[c for _, c in cols]].mean()
     fig = Figure(figsize=(6.0, 4.0))
@@ -201,16 +223,18 @@ def ndcg_at_k(per_query: pd.DataFrame, summary: dict, path: pathlib.Path, highli
     ax.set_xlabel("k", fontsize=8)
     ax.set_ylabel("mean nDCG@k", fontsize=8)
     ax.set_xticks(ks if len(ks) <= 20 else ks[:: max(1, len(ks) // 20)])
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, frameon=False)
+    ax.tick_params(labelsize=SMALL)
+    ax.legend(fontsize=SMALL, frameon=False)
     ax.set_title(f"{title}\nmean nDCG@k (grey: the other contenders)", fontsize=8)
     fig.tight_layout()
     _save(fig, path)
-    return True
+    return fig
 
 
-def draw_all(per_query: pd.DataFrame, summary: dict, out: pathlib.Path, *, highlight, title: str) -> list[str]:
-    """Draw every plot into ``out``; return the file names written."""
+def draw_all(per_query: pd.DataFrame, summary: dict, out: pathlib.Path, *, highlight, title: str,
+             unit: tuple = QUERY_WORDS) -> list[str]:
+    """Draw every plot into ``out``; return the file names written.  ``unit``: the words of a
+    row, (singular, plural, id, what its list holds), e.g. ``_report.UNITS["user"]``."""
     missing = [n for n in highlight if n not in summary["contenders"]]
     if missing:
         raise ValueError(f"highlight names unknown contenders {missing}; choose among {sorted(summary['contenders'])}")
@@ -220,9 +244,9 @@ def draw_all(per_query: pd.DataFrame, summary: dict, out: pathlib.Path, *, highl
     wins_matrix(summary, out / "wins.png", title)
     drawn.append("wins.png")
     if len(highlight) > 1:
-        diff_vs_relevant(per_query, summary, out / "diff_vs_relevant.png", highlight, title)
+        diff_vs_relevant(per_query, summary, out / "diff_vs_relevant.png", highlight, title, unit)
         drawn.append("diff_vs_relevant.png")
-    cdfs(per_query, summary, out / "cdf.png", highlight, title)
+    cdfs(per_query, summary, out / "cdf.png", highlight, title, unit)
     drawn.append("cdf.png")
     if ndcg_at_k(per_query, summary, out / "ndcg_at_k.png", highlight, title):
         drawn.append("ndcg_at_k.png")

@@ -33,6 +33,10 @@ import numpy as np
 import pandas as pd
 
 KEY = ("contender", "split", "qid")
+#: what one row of the table is, in the words of the reports: ``unit`` of :func:`write_report`
+#: -> (singular, plural, what the row's id is, what a list holds)
+UNITS = {"query": ("query", "queries", "query id", "documents"),
+         "user": ("user", "users", "user id", "items")}
 REQUIRED = (*KEY, "n_items", "n_relevant")
 PER_QUERY_FILE = "per_query.csv.gz"
 
@@ -173,7 +177,9 @@ def _p(p) -> str:
     return "p<1e-4" if p < 1e-4 else f"p={p:.4f}" if p < 0.01 else f"p={p:.3f}"
 
 
-def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[str], plots: Sequence[str]) -> str:
+def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[str], plots: Sequence[str],
+              unit: str = "query", seconds: dict | None = None) -> str:
+    _, many, ident, _ = UNITS[unit]
     metrics, base = summary["metrics"], summary["baseline"]
     C, T = summary["contenders"], summary["tests"]
     level = round(100 * summary["confidence"])
@@ -181,11 +187,11 @@ def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[s
     for note in notes:
         lines += [note, ""]
     lines += ["Conventions:", ""] + [f"- {k}: {v}" for k, v in conventions.items()] + ["",
-              f"Each cell: mean over the pooled test queries ± half-width of its {level}% Student-t "
+              f"Each cell: mean over the pooled test {many} ± half-width of its {level}% Student-t "
               f"interval. ▲/▼: higher/lower than the baseline **{base}** by a paired t-test over the "
-              f"queries (paired by split and query id), Holm-corrected across the contenders of each "
+              f"{many} (paired by split and {ident}), Holm-corrected across the contenders of each "
               f"metric, p < 0.05. Bold: the best mean of the column.", "",
-              "| contender | queries | " + " | ".join(metrics) + " |",
+              f"| contender | {many} | " + " | ".join(metrics) + " |",
               "|---|---:|" + "---:|" * len(metrics)]
     for name in C:
         cells = []
@@ -218,6 +224,14 @@ def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[s
                 + ("" if tests[name][m]["p_holm"] is None or tests[name][m]["p_holm"] >= 0.05
                    else " ▲" if tests[name][m]["diff"] > 0 else " ▼") for m in metrics) + " |")
     lines += ["", "Best mean per metric: " + "; ".join(f"{m}: {w}" for m, w in summary["winners"].items()) + "."]
+    if seconds:
+        lines += ["", "Seconds per contender, summed over its runs: training as timed, and apart from it the "
+                  "compile/warm-up its process paid first (numba loading or compiling gbrank's kernels, the "
+                  "library's first fit; once per process; - : not recorded).", "",
+                  "| contender | training seconds | compile/warm-up seconds |", "|---|---:|---:|"]
+        for name, t in seconds.items():
+            warm = "-" if t.get("compile") is None else f"{t['compile']:.1f}"
+            lines.append(f"| {name} | {t['training']:.1f} | {warm} |")
     if plots:
         lines += [""] + [f"![{p}]({p})" for p in plots]
     return "\n".join(lines) + "\n"
@@ -230,7 +244,7 @@ def _markdown(summary: dict, *, title: str, conventions: dict, notes: Sequence[s
 def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: list[str], title: str,
                  config: dict, conventions: dict, confidence: float = 0.95, notes: Sequence[str] = (),
                  highlight: Sequence[str] | None = None, plots: bool = True,
-                 also_against: Sequence[str] = ()) -> dict:
+                 also_against: Sequence[str] = (), unit: str = "query", seconds: dict | None = None) -> dict:
     """Write the benchmark report of a tidy per-query table to ``out_dir``; return the summary.
 
     Parameters
@@ -267,6 +281,13 @@ def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: li
         More references: every contender is also tested against each of them (paired
         t-tests, Holm across the contenders of each metric), in ``summary["tests_also"]``
         and one more table of ``summary.md`` each.
+    unit : {"query", "user"}, default "query"
+        What a row of the table is, in the words of ``summary.md`` and the plots: queries
+        (and their documents) for LETOR, users (and their items) for recommendation.
+    seconds : dict, optional
+        ``{contender: {"training": s, "compile": s or None}}``: the seconds of the runs,
+        training and compile/warm-up apart, in ``summary.json`` (``"seconds"``) and a table
+        of ``summary.md``.
 
     Returns
     -------
@@ -285,6 +306,8 @@ def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: li
     (0.8333, 0.1667)
     """
     metrics = list(metrics)
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {sorted(UNITS)}, got {unit!r}")
     per_query = check_per_query(per_query, metrics)
     summary = summarise(per_query, baseline=baseline, metrics=metrics, conventions=conventions,
                         confidence=confidence, also_against=also_against)
@@ -301,15 +324,18 @@ def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: li
             plot_note = f"plots skipped: {exc}; install matplotlib (pip install 'gbrank[plot]')"
         else:
             chosen = list(highlight) if highlight is not None else default_highlight(summary)
-            drawn = _plots.draw_all(per_query, summary, out, highlight=chosen, title=title)
+            drawn = _plots.draw_all(per_query, summary, out, highlight=chosen, title=title, unit=UNITS[unit])
     files = [PER_QUERY_FILE, "config.json", "summary.json", "summary.md", *drawn]
-    doc = {"title": title, "conventions": dict(conventions), "notes": list(notes), "files": files,
+    doc = {"title": title, "unit": unit, "conventions": dict(conventions), "notes": list(notes), "files": files,
            **summary}
+    if seconds:
+        doc["seconds"] = seconds
     if plot_note:
         doc["plot_note"] = plot_note
     (out / "summary.json").write_text(json.dumps(doc, indent=1) + "\n")
     (out / "summary.md").write_text(_markdown(summary, title=title, conventions=conventions,
-                                              notes=[*notes, *([plot_note] if plot_note else [])], plots=drawn))
+                                              notes=[*notes, *([plot_note] if plot_note else [])], plots=drawn,
+                                              unit=unit, seconds=seconds))
     return doc
 
 
