@@ -217,7 +217,7 @@ CASES = [
     ("letor-companion-bad", lambda tmp: (_write(tmp, "g.txt.query", "2\nx\n"), load_letor(_write(tmp, "g.txt", "1 1:1\n0 1:1\n"))),
      ValueError, r"g\.txt\.query must hold one integer group size per line"),
     ("letor-companion-sum", lambda tmp: (_write(tmp, "g.txt.query", "3\n"), load_letor(_write(tmp, "g.txt", "1 1:1\n0 1:1\n"))),
-     ValueError, r"lists 1 queries with 3 rows in all, but .* has 2 rows"),
+     ValueError, r"lists 1 query with 3 rows in all, but .* has 2 rows"),
     # ---- load_letor_folds -----------------------------------------------------------------
     ("folds-empty-folder", lambda tmp: load_letor_folds(tmp), FileNotFoundError, r"holds no LETOR data"),
     ("folds-unknown-name", lambda tmp: load_letor_folds("no-such-dataset"), FileNotFoundError,

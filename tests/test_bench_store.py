@@ -1,13 +1,18 @@
-"""The run store shared by ``gbrank bench letor`` and ``gbrank bench mf``: atomic writes, the
-version check, unreadable files trained again with a warning that names them, locks, and two
-processes sharing one output folder."""
+"""The run store shared by ``gbrank bench letor`` and ``gbrank bench mf``: atomic writes that
+leave no temporary file in any failure, files readable as the umask decides, the version check,
+unreadable files trained again with one log line that names them, locks, and two processes
+sharing one output folder."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
+import stat
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -66,16 +71,78 @@ def test_a_held_run_is_not_claimed_without_waiting(tmp_path):
     assert store.claim("r", VERSIONS, train, wait=False)[1] and len(calls) == 1
 
 
-def test_a_truncated_run_file_warns_with_its_name_and_is_trained_again(tmp_path):
+def _store_records(caplog):
+    return [r for r in caplog.records if r.name == "gbrank.bench._store"]
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[:40], lambda b: b"", lambda b: b"not a zip archive at all"],
+                         ids=["truncated", "empty", "garbage"])
+def test_an_unreadable_run_file_is_one_log_line_and_is_trained_again(tmp_path, caplog, damage):
     store = RunStore(tmp_path)
     train, calls = _train()
     store.claim("r", VERSIONS, train)
     path = store.path("r")
-    path.write_bytes(path.read_bytes()[:40])
-    with pytest.warns(RuntimeWarning, match=str(path)):
+    path.write_bytes(damage(path.read_bytes()))
+    with caplog.at_level(logging.WARNING, logger="gbrank.bench._store"), warnings.catch_warnings():
+        warnings.simplefilter("error")  # a log line, not a Python warning with a source line
         assert store.state("r", VERSIONS)[0] == "unreadable"
+    (record,) = _store_records(caplog)
+    assert record.levelno == logging.WARNING
+    text = record.getMessage()
+    assert text.startswith(f"cached run {path} cannot be read (") and text.endswith("; it will be trained again")
+    assert "\n" not in text and ".py:" not in text
     run, trained = store.claim("r", VERSIONS, train)
     assert trained and len(calls) == 2 and store.state("r", VERSIONS)[0] == "ok"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".locks", "r.npz"]  # no temporary file left
+
+
+def test_no_temporary_file_is_left_by_any_failure(tmp_path):
+    store = RunStore(tmp_path)
+
+    def unserialisable(f):
+        np.savez_compressed(f, record=json.dumps({"x": object()}))
+
+    def disk_full(f):
+        f.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    for write in (unserialisable, disk_full):
+        with pytest.raises((TypeError, OSError)):
+            write_atomic(store.path("a"), write)
+    assert list(tmp_path.iterdir()) == []
+    # a temporary file of a writer that was killed (SIGKILL: no cleanup runs) goes at the next claim
+    killed = tmp_path / ".c.npz.0123456789ab.tmp"
+    killed.write_bytes(b"half a run")
+    other = tmp_path / ".d.npz.0123456789ab.tmp"  # another run's: not this claim's to remove
+    other.write_bytes(b"half")
+    train, _ = _train()
+    assert store.claim("c", VERSIONS, train)[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".d.npz.0123456789ab.tmp", ".locks", "c.npz"]
+
+
+def test_run_files_are_readable_as_the_umask_decides(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = RunStore(tmp_path).save("r", {"scores": np.arange(3.0)}, {})
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+        write_atomic(tmp_path / "merged.json", lambda f: f.write(b"{}"))
+        assert stat.S_IMODE((tmp_path / "merged.json").stat().st_mode) == 0o644
+        os.umask(0o077)
+        path = RunStore(tmp_path).save("private", {"scores": np.arange(3.0)}, {})
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_retrain_notes_count_in_words():
+    from gbrank.bench._store import retrain_notes
+
+    assert retrain_notes({}) == ""
+    assert retrain_notes({"stale": 1}) == ("; 1 cached run was made under other library versions and is trained "
+                                           "again")
+    assert retrain_notes({"stale": 2, "unreadable": 1}) == (
+        "; 2 cached runs were made under other library versions and are trained again; 1 cached run file could "
+        "not be read and is trained again")
 
 
 # ---------------------------------------------------------------------------------------
@@ -104,7 +171,7 @@ def _cli(args, **kw):
                             stderr=subprocess.PIPE, text=True, env=env, **kw)
 
 
-def test_a_truncated_cached_letor_run_is_trained_again(letor_folder, tmp_path):
+def test_a_truncated_cached_letor_run_is_trained_again(letor_folder, tmp_path, caplog):
     from gbrank.cli import main
 
     out = tmp_path / "out"
@@ -113,11 +180,14 @@ def test_a_truncated_cached_letor_run_is_trained_again(letor_folder, tmp_path):
     (path,) = (out / "runs").glob("gbrank_ndcg__*.npz")
     scores = read_run(path).arrays["scores"]
     path.write_bytes(path.read_bytes()[:100])
-    with open(tmp_path / "log.txt", "w") as log, pytest.warns(RuntimeWarning, match=str(path)):
+    with open(tmp_path / "log.txt", "w") as log, caplog.at_level(logging.WARNING, logger="gbrank.bench._store"):
         assert main(argv, out=log) == 0
+    (record,) = _store_records(caplog)
+    assert record.getMessage().startswith(f"cached run {path} cannot be read")
     text = (tmp_path / "log.txt").read_text()
-    assert "1 runs to train, 4 cached" in text and "1 cached run file(s) could not be read" in text
+    assert re.search(r"1 runs? to train, 4 cached", text) and "1 cached run file could not be read" in text
     np.testing.assert_array_equal(read_run(path).arrays["scores"], scores)
+    assert not [p.name for p in (out / "runs").iterdir() if p.name.endswith(".tmp")]
 
 
 def test_two_letor_processes_on_one_out_folder_share_the_runs(letor_folder, tmp_path):
@@ -127,7 +197,7 @@ def test_two_letor_processes_on_one_out_folder_share_the_runs(letor_folder, tmp_
     for p, (stdout, stderr) in zip(procs, logs):
         assert p.returncode == 0, stderr
         assert "report written to" in stdout
-    trained = sum(stdout.count("best round") for stdout, _ in logs)
+    trained = sum((stdout + stderr).count("best round") for stdout, stderr in logs)  # per-run lines: either stream
     assert trained == 5  # every run trained once, by one of the two processes
     assert len(list((out / "runs").glob("*.npz"))) == 5 and not list((out / "runs").glob(".*.tmp"))
     summary = json.loads((out / "summary.json").read_text())

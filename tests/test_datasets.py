@@ -340,7 +340,7 @@ def test_load_movielens_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="ratings.csv"):
         load_movielens(tmp_path)
     (tmp_path / "ratings.csv").write_text("userId,itemId,rating\n1,2,3.0\n")
-    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['movieId', 'timestamp'\]"):
+    with pytest.raises(ValueError, match=r"lacks the columns \['movieId', 'timestamp'\]"):
         load_movielens(tmp_path)
 
 
@@ -364,6 +364,9 @@ def test_load_citeulike(tmp_path):
         ("2 5 0\n\n1 4", r"line 2 .*\(user 1\) is empty"),
         ("1 -4", r"line 1 .*negative item id"),
         ("", "is empty; it must hold one line per user"),
+        ("2 5 0\n3 1 2 1\n3 4 4 4", r"line 2 .*\(user 1\) lists item 1 twice \(ids 1 and 3 of the line; 3 repeated "
+                                    r"ids on 2 lines in all\); a library holds each article once: remove"),
+        ("2 7 7", r"line 1 .*\(user 0\) lists item 7 twice \(ids 1 and 2 of the line; 1 repeated id on 1 line"),
     ],
 )
 def test_load_citeulike_errors(tmp_path, text, message):

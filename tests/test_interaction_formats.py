@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbrank.datasets import MOVIELENS_SCALE, load_citeulike, load_interactions, load_movielens
+from gbrank.datasets import (INTERACTION_FORMATS, MOVIELENS_SCALE, interaction_format, load_citeulike,
+                             load_interactions, load_movielens)
 from gbrank.datasets._interactions import MOVIELENS_FORMATS, _fast_ratings, _parse_ratings
 
 TABLE = pd.DataFrame({
@@ -193,24 +194,93 @@ def test_citeulike_file_and_folder(tmp_path):
 def test_plain_tables(tmp_path):
     frame = load_interactions(put(tmp_path, "r.csv", "User,Item,Rating\nann,x,4\nann,y,2.5\nbob,x,0\n"))
     assert frame.to_dict("list") == {"user": ["ann", "ann", "bob"], "item": ["x", "y", "x"], "rating": [4.0, 2.5, 0.0]}
-    assert frame.attrs == {"format": "table", "implicit": False}
+    assert frame.attrs == {"format": "table", "implicit": False, "columns": "User,Item,Rating"}
     frame = load_interactions(put(tmp_path, "likes.tsv", "user\titem\n1\t5\n2\t5\n"))
     assert frame["rating"].tolist() == [1.0, 1.0] and frame.attrs["implicit"]
+    # the ready folds' id columns; user,item preferred when both pairs are there
+    frame = load_interactions(put(tmp_path, "f.csv", "user_id,item_id\n1,5\n2,5\n"))
+    assert frame["item"].tolist() == [5, 5] and frame.attrs["columns"] == "user_id,item_id"
+    frame = load_interactions(put(tmp_path, "g.csv", "user,item,rating,user_id,item_id\n0,7,1,0,55\n"))
+    assert frame["item"].tolist() == [7] and frame.attrs["columns"] == "user,item,rating"
 
 
 @pytest.mark.parametrize("text, message", [
-    ("who,what\n1,2\n", r"needs a header naming the columns 'user' and 'item'.*\['who', 'what'\]"),
+    ("who,what\n1,2\n", r"needs a header with columns user,item \(or user_id,item_id\).*\['who', 'what'\]"),
     ("user,item\n", r"holds a header but no interactions"),
-    ("user,item\n1,2\n,3\n", r"1 row\(s\) have no user id \(data rows \[2\]"),
+    ("user,item\n1,2\n,3\n", r"1 row has no user id \(data rows \[2\]"),
+    ("user,item\n1,2\n,3\n,4\n", r"2 rows have no user id \(data rows \[2, 3\]"),
     ("user,item,rating\n1,2,4\n1,3,-1\n", r"data row 2 .*rating -1 is not a finite, non-negative"),
     ("user,item,rating\n1,2,4\n1,3,x\n", r"rating 'x' is not a finite"),
     ("user,item,rating\n1,2,4\n1,3,4\n1,2,5\n",
-     r"pair \(user 1, item 2\) more than once \(data rows \[1, 3\].*groupby"),
+     r"pair \(user 1, item 2\) more than once \(data rows \[1, 3\]; 1 repeated pair in all.*groupby"),
     ("", r"is empty"),
 ])
 def test_plain_table_errors(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         load_interactions(put(tmp_path, "t.csv", text))
+
+
+# ---- the format told by the content -------------------------------------------------------
+
+CITEULIKE = "2 5 0\n1 3\n3 0 1 2\n"
+
+
+@pytest.mark.parametrize("fmt", list(MOVIELENS_FORMATS))
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
+def test_the_content_tells_the_format_whatever_the_name(tmp_path, fmt, gz):
+    path = put(tmp_path, "my_data.txt", write(TABLE, fmt), gz)
+    assert interaction_format(path) == (path, fmt)
+    frame = load_interactions(path)
+    pd.testing.assert_frame_equal(frame, TABLE)
+    assert frame.attrs == {"format": fmt, "implicit": False}
+    pd.testing.assert_frame_equal(load_movielens(path), TABLE)
+
+
+def test_citeulike_and_tables_by_content(tmp_path):
+    path = put(tmp_path, "libraries.txt", CITEULIKE)
+    assert interaction_format(path)[1] == "users.dat"
+    pd.testing.assert_frame_equal(load_interactions(path), load_citeulike(path))
+    # a table named like a MovieLens file is read as the table it is
+    path = put(tmp_path / "mine", "ratings.csv", "user,item,rating\n1,2,4\n1,3,5\n")
+    assert interaction_format(path)[1] == "table"
+    assert interaction_format(path.parent) == (path, "table")
+    assert load_interactions(path.parent).to_dict("list") == {"user": [1, 1], "item": [2, 3], "rating": [4.0, 5.0]}
+    assert set(INTERACTION_FORMATS) == {"ratings.csv", "ratings.dat", "u.data", "users.dat", "table"}
+
+
+def test_lines_that_fit_two_formats_take_the_name_or_are_refused(tmp_path):
+    text = "3\t1\t2\t3\n3\t4\t5\t6\n"  # u.data lines of user 3, and CiteULike lines of three ids
+    with pytest.raises(ValueError, match=r"read both as MovieLens u\.data .* and as CiteULike users\.dat.*name the "
+                                         r"file after its format \(u\.data or users\.dat\)"):
+        interaction_format(put(tmp_path, "x.txt", text))
+    assert interaction_format(put(tmp_path / "a", "u.data", text))[1] == "u.data"
+    assert interaction_format(put(tmp_path / "b", "users.dat", text))[1] == "users.dat"
+    # one line that is no CiteULike line settles it
+    assert interaction_format(put(tmp_path, "y.txt", text + "196\t242\t3\t881250949\n"))[1] == "u.data"
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("r.csv", "1,2,5,881250949\n", r"r\.csv: its first line '1,2,5,881250949' holds numbers without a header.*add "
+                                   r"a header line naming the columns, e\.g\. user,item,rating"),
+    ("r.tsv", "1\t2\t5\n", r"holds numbers without a header"),
+    ("movies.dat", "1::Toy Story (1995)::Animation|Children's|Comedy\n", r"movie table .*pass ratings\.dat"),
+    ("notes.txt", "hello\n", r"notes\.txt: gbrank cannot tell what its first line 'hello' is; it reads MovieLens"),
+    ("blank.txt", "\n\n", r"blank\.txt is empty; gbrank reads MovieLens ratings\.csv"),
+    ("model.bin", "\x00\x01\x02", r"model\.bin is binary"),
+])
+def test_unrecognised_content_names_the_file_and_the_fix(tmp_path, name, content, message):
+    path = put(tmp_path, name, content)
+    with pytest.raises(ValueError, match=message):
+        load_interactions(path)
+
+
+def test_a_damaged_first_line_is_named_by_the_format_of_the_file_name(tmp_path):
+    with pytest.raises(ValueError, match=r"u\.data, line 1: movieId 'x' is not a non-negative integer id"):
+        load_interactions(put(tmp_path, "u.data", "1\tx\t4\t3\n1\t3\t4\t3\n"))
+    truncated = tmp_path / "ratings.dat.gz"
+    truncated.write_bytes(gzip.compress(write(TABLE, "ratings.dat").encode())[:30])
+    with pytest.raises(ValueError, match=r"ratings\.dat\.gz is a truncated or corrupt gzip file"):
+        load_interactions(truncated)
 
 
 def test_real_movielens_through_load_interactions(dataset_path):

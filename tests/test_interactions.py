@@ -166,7 +166,7 @@ def test_input_checks():
 
 def test_public_names_and_layering():
     assert sorted(gi.__all__) == sorted([
-        "split_interactions", "InteractionSplit", "NotEnoughNegatives", "check_pairs", "check_nsr", "display_id",
+        "split_interactions", "InteractionSplit", "NotEnoughNegatives", "ArgumentError", "check_pairs", "check_nsr", "display_id",
         "check_unique_pairs", "csr_from", "csr_take", "csr_rows", "csr_union", "csr_difference", "sample_negatives", "holdout", "top_k"])
     for path in PKG.glob("*.py"):  # of gbrank, only the shared input checks
         for node in ast.walk(ast.parse(path.read_text())):

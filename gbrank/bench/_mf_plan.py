@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from gbrank._validation import plural
+
 PROTOCOLS = ("full", "sampled", "corrected")
 #: metrics of every protocol; ndcg@1..20 give the nDCG@k curve
 METRICS = ["ndcg@10", "ndcg", "ap", "rr", "nrbp@0.95", "nrbp@0.8", "auc"]
@@ -54,6 +56,9 @@ DATASETS = ("movielens", "citeulike")
 #: item it did not rate as relevant (the thesis: its ratings below the threshold are dropped
 #: before splitting, so those items can be drawn as negatives)
 NEGATIVES = ("unrated", "non_relevant")
+#: the command-line flag of each argument of the library that the bench's messages may name
+FLAGS = {"min_positives": "--min-positives", "relevance_threshold": "--relevance-threshold", "nsr": "--nsr",
+         "validation_size": "--validation-size", "seed": "--seed"}
 #: how the epoch is chosen: on a validation split of each user's training positives, or on
 #: the test lists themselves (the papers' choice; optimistic)
 EPOCH_ON = ("validation", "test")
@@ -211,37 +216,43 @@ def load_interactions(data: str) -> tuple[pd.DataFrame, str, float]:
     """(table with user, item, rating; a short name; the default relevance threshold).
 
     ``movielens`` and ``citeulike`` are the data sets under ``$GBRANK_DATA``; anything else
-    is a path: a MovieLens ratings file or folder, a CiteULike ``users.dat``, or a CSV/TSV
-    file with a header naming ``user`` and ``item`` columns and optionally ``rating``.
+    is a path read by :func:`gbrank.datasets.load_interactions`, which tells the format by
+    the content: a MovieLens ratings file (``ratings.csv``, ``ratings.dat``, ``u.data``,
+    plain or ``.gz``) or release folder, a CiteULike ``users.dat`` or its folder, or a
+    table whose header names ``user`` and ``item`` (or ``user_id`` and ``item_id``)
+    columns and optionally ``rating``.  Explicit ratings are binarised at 4 by default,
+    implicit data (CiteULike, a table without ratings) at 1.
     """
     from gbrank.datasets import load_citeulike, load_movielens
+    from gbrank.datasets import load_interactions as load_file
 
     if data == "movielens":
         return load_movielens(), "movielens", 4.0
     if data == "citeulike":
         return load_citeulike(), "citeulike", 1.0
-    path = pathlib.Path(data)
+    path = pathlib.Path(data).expanduser()
     if not path.exists():
         raise FileNotFoundError(
             f"--data {data!r} is neither 'movielens', 'citeulike' nor an existing file or folder; pass one of "
-            "those names (with GBRANK_DATA pointing at the data folder) or the path of a ratings file")
-    name = path.stem.split(".")[0] if path.is_file() else path.name
+            "those names (with GBRANK_DATA pointing at the data folder) or the path of an interaction file or "
+            "folder (MovieLens ratings.csv, ratings.dat or u.data, CiteULike users.dat, or a table with a header "
+            "naming user and item columns)")
+    table = load_file(path)
+    return table, data_name(path), 1.0 if table.attrs["implicit"] else 4.0
+
+
+def data_name(path: pathlib.Path) -> str:
+    """The short name of ``--data PATH`` (run names, the default ``--out``): a folder's name;
+    for a file named after its format (``u.data``, ``ratings.csv.gz``...), its folder's name
+    (``ml-100k``); else the file's name without its suffixes."""
+    from gbrank.datasets import INTERACTION_FORMATS
+
     if path.is_dir():
-        if (path / "users.dat").exists() or (path / "users.dat.gz").exists():
-            return load_citeulike(path), name, 1.0
-        return load_movielens(path), name, 4.0
-    if path.name.startswith("users.dat"):
-        return load_citeulike(path), name, 1.0
-    frame = pd.read_csv(path, sep=None, engine="python")
-    if "userId" in frame.columns and "movieId" in frame.columns:
-        return load_movielens(path), name, 4.0
-    cols = {c.lower(): c for c in frame.columns}
-    if "user" not in cols or "item" not in cols:
-        raise ValueError(f"{path} needs a header with columns 'user' and 'item' (and optionally 'rating'); "
-                         f"it has {list(frame.columns)}")
-    table = pd.DataFrame({"user": frame[cols["user"]], "item": frame[cols["item"]],
-                          "rating": frame[cols["rating"]].astype(float) if "rating" in cols else 1.0})
-    return table, name, (4.0 if "rating" in cols else 1.0)
+        return path.resolve().name
+    released = path.name[:-3] if path.name.endswith(".gz") else path.name
+    if released in INTERACTION_FORMATS and path.resolve().parent.name:
+        return path.resolve().parent.name
+    return path.name.split(".")[0]
 
 
 #: the SIGIR'21 authors' SGD grid (their result tables, ``paper-results/``): listwise MF 0.001-10,
@@ -487,11 +498,12 @@ def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, 
     pairs = pd.DataFrame({"user": X[:, 0], "item": X[:, 1], "rating": y.astype(float)})
     n_pos = pairs[pairs["rating"] >= threshold].groupby("user").size()
     if not (n_pos >= min_positives).any():
-        raise ValueError(f"the data cannot be split for this protocol: no user has at least {min_positives} positive "
-                         f"interactions (rating >= {threshold:g}); the most any user has is "
-                         f"{int(n_pos.max()) if len(n_pos) else 0}. Lower min_positives or relevance_threshold")
+        raise ValueError(f"the data cannot be split for this protocol: no user has at least "
+                         f"{plural(min_positives, 'positive interaction')} (rating >= {threshold:g}); the most any "
+                         f"user has is {int(n_pos.max()) if len(n_pos) else 0}. Lower --min-positives or "
+                         "--relevance-threshold")
     _check_feasible(plan, pairs, None)
-    from gbrank.interactions import split_interactions
+    from gbrank.interactions import ArgumentError, split_interactions
 
     # a split at the largest NSR, of the users kept there, as the last check of the data
     kept = pairs[~pairs["user"].isin(plan.dropped.get(f"nsr{max(nsr_list)}-{plan.split_label(seeds[0])}", []))]
@@ -499,6 +511,8 @@ def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, 
         split = split_interactions(kept[["user", "item"]].to_numpy(), kept["rating"].to_numpy(),
                                    relevance_threshold=threshold, min_positives=int(min_positives),
                                    nsr=max(nsr_list), random_state=int(seed))
+    except ArgumentError as exc:  # restated in the command's flags
+        raise ValueError(f"the data cannot be split for this protocol: {exc.restated(FLAGS)}") from None
     except ValueError as exc:
         raise ValueError(f"the data cannot be split for this protocol: {exc}") from None
     s = split.settings

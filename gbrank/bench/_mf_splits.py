@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gbrank._validation import plural
+
 #: the name of the SIGIR'21 authors' CiteULike-a splits under $GBRANK_DATA
 PAPER_SPLITS = {"citeulike-paper": "citeulike-a-paper-splits"}
 _FOLD = re.compile(r"^fold_(\d+)$")
@@ -69,28 +71,19 @@ def fold_numbers(folder: pathlib.Path) -> list[int]:
 
 
 def read_part(path: pathlib.Path) -> tuple[pd.DataFrame, str]:
-    """(table with user, item, rating; the columns used) of one train or test file.
+    """(table with user, item, rating; the columns used) of one train or test file, read by
+    :func:`gbrank.datasets.load_interactions` as a table.
 
     ``user`` and ``item`` columns are used when present, else ``user_id`` and ``item_id``;
-    ``rating`` when present, else every row is a positive (rating 1)."""
-    frame = pd.read_csv(path)
-    cols = {c.lower(): c for c in frame.columns}
-    for u, i in (("user", "item"), ("user_id", "item_id")):
-        if u in cols and i in cols:
-            break
-    else:
-        raise ValueError(f"{path} needs a header with columns user,item (or user_id,item_id) and optionally rating; "
-                         f"it has {list(frame.columns)}")
-    used = f"{cols[u]},{cols[i]}" + (",rating" if "rating" in cols else "")
-    rating = frame[cols["rating"]].astype(float) if "rating" in cols else 1.0
-    table = pd.DataFrame({"user": frame[cols[u]], "item": frame[cols[i]], "rating": rating})
-    if table[["user", "item"]].isna().any().any():
-        raise ValueError(f"{path} has empty user or item cells; every row must name a user and an item")
-    if table.duplicated(["user", "item"]).any():
-        dup = table[table.duplicated(["user", "item"])].iloc[0]
-        raise ValueError(f"{path} lists the pair (user {dup.user}, item {dup.item}) more than once; keep one row per "
-                         "user-item pair")
-    return table, used
+    ``rating`` when present, else every row is a positive (rating 1).  Empty ids and a
+    (user, item) pair given twice are refused, naming the rows."""
+    from gbrank.datasets import load_interactions
+
+    table = load_interactions(path)
+    if table.attrs["format"] != "table":
+        raise ValueError(f"{path} holds {table.attrs['format']} data; a ready fold's train and test files are tables "
+                         "with a header naming user,item (or user_id,item_id) and optionally rating")
+    return table[["user", "item", "rating"]], table.attrs["columns"]
 
 
 @dataclass
@@ -118,7 +111,8 @@ def read_fold(folder: pathlib.Path, number: int) -> Fold:
         test, _ = read_part(_fold_file(sub, "test"))
         both = train.merge(test, on=["user", "item"])
         if len(both):
-            raise ValueError(f"{sub}: {len(both)} user-item pair(s) are in both train and test (first: user "
+            raise ValueError(f"{sub}: {plural(len(both), 'user-item pair')} {'is' if len(both) == 1 else 'are'} in "
+                             f"both train and test (first: user "
                              f"{both.user.iloc[0]}, item {both.item.iloc[0]}); a test pair must not be trained on")
         _FOLDS.clear()  # one fold at a time per process
         _FOLDS[key] = Fold(number, train, test, cols)
@@ -135,8 +129,8 @@ def parse_folds(splits, available: list[int]) -> list[int]:
     if text.isdigit():
         n = int(text)
         if not 1 <= n <= len(available):
-            raise ValueError(f"--splits {text}: the data has {len(available)} folds ({names}); give a count from 1 "
-                             f"to {len(available)} or fold names such as fold_{available[0]}")
+            raise ValueError(f"--splits {text}: the data has {plural(len(available), 'fold')} ({names}); give a count "
+                             f"from 1 to {len(available)} or fold names such as fold_{available[0]}")
         return list(available[:n])
     out = []
     for part in (t.strip() for t in text.split(",") if t.strip()):
@@ -297,6 +291,6 @@ def first_short(short: pd.DataFrame) -> str:
     row = short[short["short"]].iloc[0]
     for part in ("train", "validation", "test"):
         if row[f"short_{part}"]:
-            return (f"user {short[short['short']].index[0]} needs {int(row[f'need_{part}'])} {part} negatives, "
+            return (f"user {short[short['short']].index[0]} needs {plural(row[f'need_{part}'], f'{part} negative')}, "
                     f"{int(row[f'available_{part}'])} available")
     return ""  # pragma: no cover

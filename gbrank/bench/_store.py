@@ -8,10 +8,13 @@ other settings never collide.  The store guarantees:
   a stored run made under other versions is *stale* and trained again.  A run saved before
   records held versions is reused.
 * **Atomic writes.** A run is written to a unique temporary file in the same folder and moved
-  into place with ``os.replace``: a reader sees the whole file or none, and an interrupted
-  write leaves no partial run (the temporary file is removed).
-* **Unreadable files.** A truncated or corrupt run file is reported by a ``RuntimeWarning``
-  that names it, and the run is trained again.
+  into place with ``os.replace``: a reader sees the whole file or none, and a write that
+  fails leaves no partial run (the temporary file is removed); a temporary file left by a
+  process that was killed is removed by the next :meth:`RunStore.claim` of that run.  Files
+  are created with mode ``0o666`` less the umask, as ``open`` creates them (readable by
+  others under the usual umask 022).
+* **Unreadable files.** A truncated or corrupt run file is reported by one ``logging``
+  warning (logger ``gbrank.bench._store``) that names it and says it is trained again.
 * **Locks, one per run.** :meth:`RunStore.claim` trains a run under an exclusive
   ``fcntl.flock`` on ``runs/.locks/<name>.lock`` and first looks again whether another
   process has finished it meanwhile.  Two processes writing into one ``--out`` folder thus
@@ -26,21 +29,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import glob
 import hashlib
 import io
 import json
+import logging
 import os
 import pathlib
 import re
-import tempfile
-import warnings
+import secrets
 import zipfile
 from typing import Callable, Iterator
 
 import numpy as np
 
+from gbrank._validation import plural
+
 SUFFIX = ".npz"
 LOCKS = ".locks"
+TEMPORARY = ".tmp"
+logger = logging.getLogger(__name__)
 #: What reading a damaged ``.npz`` can raise.
 _UNREADABLE = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError)
 
@@ -66,15 +74,31 @@ class Run:
 
 def read_run(path) -> Run:
     """The run saved at ``path``; raises what numpy, zipfile or json raise on a damaged file."""
-    with np.load(path) as f:
+    with open(path, "rb") as handle, np.load(handle) as f:  # the file is closed even when numpy fails
         arrays = {k: f[k] for k in f.files if k != "record"}
         record = json.loads(str(f["record"]))
     return Run(arrays, record)
 
 
+def _temporary(path: pathlib.Path) -> tuple[int, str]:
+    """A new file ``.<name>.<random>.tmp`` beside ``path``, opened for writing: (fd, its path).
+
+    Created by ``os.open`` with mode ``0o666``, so that the umask decides who may read it
+    (``tempfile.mkstemp`` would make it ``0o600``, private to its owner, after the move too)."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}{TEMPORARY}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
+        except FileExistsError:  # pragma: no cover - 48 random bits taken
+            continue
+
+
 def write_atomic(path: pathlib.Path, write: Callable[[io.BufferedWriter], None]) -> None:
-    """``write(file)`` into a unique temporary file beside ``path``, then move it to ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """``write(file)`` into a unique temporary file beside ``path``, then move it to ``path``.
+
+    The file gets mode ``0o666`` less the umask.  Whatever fails (``write``, the disk, an
+    interrupt), the temporary file is removed and the error raised again."""
+    fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -85,13 +109,19 @@ def write_atomic(path: pathlib.Path, write: Callable[[io.BufferedWriter], None])
         raise
 
 
+def _leftovers(path: pathlib.Path) -> list[pathlib.Path]:
+    """Temporary files of ``path`` that a killed writer left behind."""
+    return [p for p in path.parent.glob(f".{glob.escape(path.name)}.*{TEMPORARY}") if p.is_file()]
+
+
 def retrain_notes(counts: dict) -> str:
     """The log's words on cached runs that are trained again (``counts`` from the scan of a
     store: ``"stale"`` runs made under other library versions, ``"unreadable"`` files)."""
-    return ((f"; {counts['stale']} cached run(s) were made under other library versions and are trained again"
-             if counts.get("stale") else "")
-            + (f"; {counts['unreadable']} cached run file(s) could not be read and are trained again"
-               if counts.get("unreadable") else ""))
+    stale, unreadable = counts.get("stale", 0), counts.get("unreadable", 0)
+    return ((f"; {plural(stale, 'cached run')} {'was' if stale == 1 else 'were'} made under other library "
+             f"versions and {'is' if stale == 1 else 'are'} trained again" if stale else "")
+            + (f"; {plural(unreadable, 'cached run file')} could not be read and {'is' if unreadable == 1 else 'are'} "
+               "trained again" if unreadable else ""))
 
 
 class RunStore:
@@ -117,8 +147,8 @@ class RunStore:
         return self.folder / f"{name}{SUFFIX}"
 
     def load(self, name: str, *, warn: bool = True) -> Run | None:
-        """The stored run ``name``; None when there is none or its file cannot be read (with a
-        ``RuntimeWarning`` naming the file when ``warn``)."""
+        """The stored run ``name``; None when there is none or its file cannot be read (then,
+        when ``warn``, one ``logging`` warning names the file and says it is trained again)."""
         path = self.path(name)
         if not path.exists():
             return None
@@ -126,8 +156,8 @@ class RunStore:
             return read_run(path)
         except _UNREADABLE as exc:
             if warn:
-                warnings.warn(f"cached run {path} cannot be read ({type(exc).__name__}: {exc}); "
-                              "it is trained again", RuntimeWarning, stacklevel=2)
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+                logger.warning("cached run %s cannot be read (%s); it will be trained again", path, reason)
             return None
 
     def state(self, name: str, versions: dict, *, warn: bool = True) -> tuple[str, Run | None]:
@@ -185,6 +215,9 @@ class RunStore:
             state, run = self.state(name, versions, warn=False)
             if state == "ok":
                 return run, False
+            for tmp in _leftovers(self.path(name)):  # a writer of this run was killed: nobody writes it now
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
             arrays, record = train()
             record = {**record, "versions": versions}
             self.save(name, arrays, record)

@@ -88,8 +88,9 @@ def relevance_probability(labels, click_noise=DEFAULT_CLICK_NOISE, max_label=Non
             table[float(key)] = v
         missing = sorted(set(np.unique(y).tolist()) - set(table))
         if missing:
-            raise ValueError(f"click_noise has no probability for label(s) {missing[:5]}; a mapping must give "
-                             f"P(rel | label) for every label present, e.g. {{0: 0.1, 1: 0.5, 2: 1.0}}")
+            raise ValueError(f"click_noise has no probability for the label{'s' if len(missing) > 1 else ''} "
+                             f"{missing[:5]}; a mapping must give P(rel | label) for every label present, e.g. "
+                             "{0: 0.1, 1: 0.5, 2: 1.0}")
         return np.array([table[v] for v in y.tolist()], dtype=np.float64)
     y = check_labels(labels, "exp")
     try:

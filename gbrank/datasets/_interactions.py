@@ -3,7 +3,6 @@ formats, CiteULike libraries, and plain user/item tables."""
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import pathlib
@@ -13,7 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import plural
 from ._files import decode, read_bytes
+from ._formats import CITEULIKE_FILES, content_formats, header_fields, id_columns, interaction_format, name_format
 from ._paths import resolve
 
 
@@ -64,52 +65,12 @@ _MOVIELENS_FILES = tuple(n + gz for n in MOVIELENS_FORMATS for gz in ("", ".gz")
 MOVIELENS_SCALE = (0.5, 5.0, 0.5)
 
 
-def _movielens_file(path: pathlib.Path) -> pathlib.Path | None:
-    """The MovieLens ratings file at an existing path, or None: the one of ``ratings.csv``,
-    ``ratings.dat``, ``u.data`` (or their ``.gz``) a folder holds, or a file whose name or
-    first line is MovieLens'.  A folder holding two of them raises ``ValueError``."""
-    if path.is_dir():
-        found = [n for n in _MOVIELENS_FILES if (path / n).is_file()]
-        if len(found) > 1:
-            raise ValueError(f"{path} holds both {found[0]} and {found[1]}; keep one, or pass the file to read")
-        return path / found[0] if found else None
-    return path if _format_of(path, _first_line(path)) is not None else None
-
-
-def _first_line(path: pathlib.Path) -> str:
-    """The first non-blank line of a (gzipped) text file; "" if it cannot be read as text."""
-    try:
-        with open(path, "rb") as handle:
-            gz = handle.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rb") if gz else open(path, "rb")) as handle:
-            for raw in handle:
-                if raw.strip():
-                    return raw.decode("utf-8").strip()
-    except (OSError, EOFError, UnicodeDecodeError):
-        return ""
-    return ""
-
-
-def _format_of(path: pathlib.Path, first_line: str) -> _RatingsFormat | None:
-    """The format of a ratings file: by its name, else by its first line."""
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
-    if name in MOVIELENS_FORMATS:
-        return MOVIELENS_FORMATS[name]
-    if first_line.replace(" ", "").startswith("userId,movieId"):
-        return MOVIELENS_FORMATS["ratings.csv"]
-    for fmt in (MOVIELENS_FORMATS["ratings.dat"], MOVIELENS_FORMATS["u.data"]):
-        fields = first_line.split(fmt.sep)
-        if len(fields) == 4 and all(_is_number(f) for f in fields):
-            return fmt
-    return None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+def _format_of(path: pathlib.Path, lines: list[str]) -> _RatingsFormat | None:
+    """The MovieLens format of a ratings file: by its first lines (``content_formats``), else
+    by its name (then the parser names the bad first line); None if neither tells."""
+    found = [f for f in content_formats(lines, path) if f in MOVIELENS_FORMATS]
+    name = found[0] if found else name_format(path)
+    return MOVIELENS_FORMATS.get(name)
 
 
 def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small", *,
@@ -124,8 +85,10 @@ def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small", *
     * ``ratings.dat``: ml-1m, ml-10m; ``UserID::MovieID::Rating::Timestamp``, no header;
     * ``u.data``: ml-100k; ``user item rating timestamp`` separated by tabs, no header.
 
-    A file with another name (``u1.base``, ``r1.train``...) is read in the format its first
-    line shows.  Every format gives the same table.  Ids are kept as MovieLens numbers them.
+    The format is told by the file's first lines, whatever its name (``u1.base``,
+    ``r1.train``... are read too); the name decides only when the first line is damaged,
+    and then the error names that line.  Every format gives the same table.  Ids are kept as
+    MovieLens numbers them.
 
     Parameters
     ----------
@@ -172,13 +135,20 @@ def load_movielens(path_or_name: str | os.PathLike = "movielens-latest-small", *
         raise ValueError(f"{resolved} is a zip archive; unzip it and pass the release folder (or its ratings file)")
     path = _file_in(resolved, _MOVIELENS_FILES, "MovieLens")
     text = decode(read_bytes(path, "MovieLens ratings"), path, "MovieLens ratings")
-    first = next((line.strip() for line in text.split("\n", 64)[:64] if line.strip()), "")
-    fmt = _format_of(path, first)
+    lines = [line.strip() for line in text.split("\n", 64)[:64] if line.strip()][:20]
+    fmt = _format_of(path, lines)
     if fmt is None:
+        first = lines[0] if lines else ""
         raise ValueError(
             f"{path} is not a MovieLens ratings file gbrank recognises: its first line {first[:60]!r} is neither "
             f"the ratings.csv header {_RATINGS_HEADER}, nor 'user::item::rating::timestamp' (ratings.dat), nor "
-            "four tab-separated fields (u.data); name the file after its format, or read it with pandas")
+            "four tab-separated fields (u.data); name the file after its format, or read any interaction file "
+            "with load_interactions")
+    return _read_ratings(text, path, fmt, check_scale)
+
+
+def _read_ratings(text: str, path, fmt: _RatingsFormat, check_scale: bool) -> pd.DataFrame:
+    """The table of a MovieLens ratings file in a known format (see load_movielens)."""
     frame = _fast_ratings(text, fmt, bool(check_scale))
     if frame is None:  # a check failed: read again line by line, to name the first bad line
         frame = _parse_ratings(text, path, fmt, bool(check_scale))
@@ -241,7 +211,8 @@ def _parse_ratings(text: str, path, fmt: _RatingsFormat, check_scale: bool = Tru
         missing = [c for c in _COLUMNS if c not in header]
         if missing:
             raise ValueError(
-                f"{path} lacks the column(s) {missing}; a MovieLens ratings file has the header "
+                f"{path} lacks the column{'s' if len(missing) > 1 else ''} {missing}; a MovieLens ratings file has "
+                "the header "
                 f"{_RATINGS_HEADER}"
             )
         rows = numbered[1:]
@@ -272,13 +243,14 @@ def _parse_ratings(text: str, path, fmt: _RatingsFormat, check_scale: bool = Tru
             bad = _off_scale(values)
             low, high, step = MOVIELENS_SCALE
             rule = (f"on the MovieLens scale ({low:g} to {high:g} stars in steps of {step:g}); is this a MovieLens "
-                    "file? Pass check_scale=False to read other scales")
+                    "file? To read other scales, pass check_scale=False to load_movielens, or give the file a header "
+                    "user,item,rating (a table, read without the scale check)")
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
             shown = repr(raw.iloc[r]) if raw.iloc[r] else "(an empty field)"
             raise ValueError(
-                f"{path}, line {lines[r]}: {name} {shown} is not {rule} ({int(bad.sum())} such "
-                "line(s)); fix or drop those lines"
+                f"{path}, line {lines[r]}: {name} {shown} is not {rule} ({plural(bad.sum(), 'such line')} in "
+                "all); fix or drop those lines"
             )
         out[col] = values if name == "rating" else values.astype(np.int64)
     frame = pd.DataFrame(out)
@@ -303,7 +275,8 @@ def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFr
 
     Reads ``users.dat`` of CiteULike-a (Wang & Blei, KDD 2011): line ``u`` (0-based) is user
     ``u``'s library, written ``n i1 i2 ... in`` with the count ``n`` first and 0-based
-    article ids after it.  The count is checked on every line.  Every pair is a positive
+    article ids after it.  The count is checked on every line, and a library lists each
+    article once (as MovieLens rates a movie once per user).  Every pair is a positive
     ("like"), so ``rating`` is 1.0 throughout; there are no timestamps.
 
     Parameters
@@ -320,8 +293,9 @@ def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFr
     Raises
     ------
     ValueError
-        If a line's count differs from the number of ids on it, or a line is not integers;
-        the message names the line.
+        Naming the line and the user: if a line's count differs from the number of ids on
+        it, a line is not integers or is empty, an id is negative, or a line lists an item
+        twice (with the number of repeated ids in the whole file).  Nothing is dropped.
 
     Examples
     --------
@@ -329,8 +303,9 @@ def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFr
     >>> len(likes), likes["user"].nunique(), likes["item"].nunique()
     (204986, 5551, 16980)
     """
-    path = _file_in(resolve(path_or_name), ("users.dat", "users.dat.gz"), "CiteULike")
+    path = _file_in(resolve(path_or_name), CITEULIKE_FILES, "CiteULike")
     users, items = [], []
+    repeated, repeated_lines, first_repeat = 0, 0, None
     text = decode(read_bytes(path, "CiteULike users.dat"), path, "CiteULike users.dat", "ascii")
     for user, line in enumerate(text.splitlines(keepends=True)):
         where = f"line {user + 1} of {path} (user {user})"
@@ -353,33 +328,48 @@ def load_citeulike(path_or_name: str | os.PathLike = "citeulike-a") -> pd.DataFr
             )
         if library and min(library) < 0:
             raise ValueError(f"{where} holds a negative item id {min(library)}; ids are 0-based")
+        ids = np.asarray(library, dtype=np.int64)
+        if len(np.unique(ids)) < len(ids):
+            repeated += len(ids) - len(np.unique(ids))
+            repeated_lines += 1
+            if first_repeat is None:
+                item = next(i for k, i in enumerate(library) if i in library[:k])
+                at = [k + 1 for k, i in enumerate(library) if i == item]
+                first_repeat = (where, item, at)
         users.append(np.full(count, user, dtype=np.int64))
-        items.append(np.asarray(library, dtype=np.int64))
+        items.append(ids)
     if not users:
         raise ValueError(f"{path} is empty; it must hold one line per user")
+    if first_repeat is not None:
+        where, item, at = first_repeat
+        raise ValueError(
+            f"{where} lists item {item} twice (ids {at[0]} and {at[1]} of the line; "
+            f"{plural(repeated, 'repeated id')} on {plural(repeated_lines, 'line')} in all); a library holds each "
+            "article once: remove the repeated ids and lower each line's count to match")
     user = np.concatenate(users)
     return pd.DataFrame(
         {"user": user, "item": np.concatenate(items), "rating": np.ones(user.size)}
     )
 
 
-# ---- any interaction table ------------------------------------------------------------------
-
-_CITEULIKE_FILES = ("users.dat", "users.dat.gz")
+# ---- any interaction file ------------------------------------------------------------------
 
 
 def load_interactions(path_or_name: str | os.PathLike) -> pd.DataFrame:
     """Interactions from any file gbrank reads, as a long table: MovieLens, CiteULike or a table.
 
-    Dispatches on what it finds at the path:
+    The format is told by the file's content (:func:`interaction_format`), whatever its
+    name; a folder stands for the MovieLens ratings file in it, else its CiteULike
+    ``users.dat``:
 
-    1. a MovieLens ratings file, or a folder holding one (``ratings.csv``, ``ratings.dat``,
-       ``u.data``, gzipped or not, see :func:`load_movielens`; ml-1m's ``users.dat``
-       beside its ``ratings.dat`` is the user table and is not read);
-    2. a CiteULike ``users.dat`` (or a folder holding one, see :func:`load_citeulike`);
-    3. any other delimited text file (comma, tab, semicolon...: the delimiter is sniffed)
-       whose header names a ``user`` and an ``item`` column (any case), and optionally
-       ``rating``; without ``rating`` every pair is a positive (1.0).
+    1. MovieLens ratings (:func:`load_movielens`): ``ratings.csv`` (the header
+       ``userId,movieId,rating,timestamp``), ``ratings.dat`` (``u::i::r::t``) and ``u.data``
+       (four tab-separated numbers), each plain or gzipped;
+    2. CiteULike ``users.dat`` (:func:`load_citeulike`): ``n i1 ... in`` per user;
+    3. any other delimited text table (comma, tab, semicolon...: the delimiter is sniffed
+       from the header), plain or gzipped, whose header names a ``user`` and an ``item``
+       column (or ``user_id`` and ``item_id``; any case), and optionally ``rating``;
+       without ``rating`` every pair is a positive (1.0).
 
     Parameters
     ----------
@@ -392,16 +382,19 @@ def load_interactions(path_or_name: str | os.PathLike) -> pd.DataFrame:
         Columns ``user``, ``item``, ``rating`` (float64) and, for MovieLens, ``timestamp``.
         ``attrs["format"]`` is ``"ratings.csv"``, ``"ratings.dat"``, ``"u.data"``,
         ``"users.dat"`` or ``"table"``; ``attrs["implicit"]`` is True when the file holds
-        no ratings (CiteULike, a table without ``rating``): binarise such data at 1.
+        no ratings (CiteULike, a table without ``rating``): binarise such data at 1.  For a
+        table, ``attrs["columns"]`` names the columns read (``"user_id,item_id"``...).
 
     Raises
     ------
     FileNotFoundError
         If the path does not exist, or a folder holds none of these files.
     ValueError
-        As the loaders do, naming the file and line; for a table: a missing ``user`` or
-        ``item`` column, a missing id (naming the rows), a rating that is not a finite,
-        non-negative number, or a (user, item) pair given twice (naming it and its rows).
+        Naming the file and the fix: when the format cannot be told (lines that fit two
+        formats, numbers without a header, an unknown first line) and as the loaders do,
+        naming the line; for a table: a missing ``user`` or ``item`` column, a missing id
+        (naming the rows), a rating that is not a finite, non-negative number, or a
+        (user, item) pair given twice (naming it and its rows).
 
     Examples
     --------
@@ -412,66 +405,62 @@ def load_interactions(path_or_name: str | os.PathLike) -> pd.DataFrame:
     >>> table.to_dict("list")
     {'user': ['ann', 'ann', 'bob'], 'item': ['x', 'y', 'x'], 'rating': [1.0, 1.0, 1.0]}
     >>> table.attrs
-    {'format': 'table', 'implicit': True}
+    {'format': 'table', 'implicit': True, 'columns': 'user,item'}
     """
-    path = resolve(path_or_name)
-    movielens = _movielens_file(path)
-    if movielens is not None:
-        frame = load_movielens(movielens)
+    path, fmt = interaction_format(path_or_name)
+    if fmt in MOVIELENS_FORMATS:
+        spec = MOVIELENS_FORMATS[fmt]
+        frame = _read_ratings(decode(read_bytes(path, "MovieLens ratings"), path, "MovieLens ratings"), path, spec,
+                              True)
         frame.attrs["implicit"] = False
         return frame
-    if path.is_dir():
-        found = [n for n in _CITEULIKE_FILES if (path / n).is_file()]
-        if not found:
-            raise FileNotFoundError(
-                f"{path} holds none of {', '.join(_MOVIELENS_FILES + _CITEULIKE_FILES)}; pass a MovieLens release "
-                "folder, a CiteULike folder, or the file to read")
-        path = path / found[0]
-    if path.name in _CITEULIKE_FILES:
-        if "::" in _first_line(path):
-            raise ValueError(
-                f"{path} is MovieLens ml-1m's user table (UserID::Gender::Age::...), not interactions; pass "
-                "ratings.dat or the release folder")
+    if fmt == "users.dat":
         frame = load_citeulike(path)
-    else:
-        frame = _load_table(path)
-    frame.attrs["format"] = "users.dat" if path.name in _CITEULIKE_FILES else "table"
-    frame.attrs["implicit"] = path.name in _CITEULIKE_FILES or frame.attrs.pop("no_rating")
-    return frame
+        frame.attrs.update(format="users.dat", implicit=True)
+        return frame
+    return _load_table(path)
 
 
 def _load_table(path: pathlib.Path) -> pd.DataFrame:
-    """A delimited text table with ``user`` and ``item`` columns (and optionally ``rating``)."""
+    """A delimited text table with ``user`` and ``item`` (or ``user_id`` and ``item_id``)
+    columns, and optionally ``rating``."""
     text = decode(read_bytes(path, "interaction table"), path, "interaction table")
-    if not text.strip():
+    first = next((line.strip() for line in text.split("\n", 64)[:64] if line.strip()), "")
+    if not first:
         raise ValueError(f"{path} is empty; an interaction table has a header naming user and item columns")
+    sep, _ = header_fields(first)
     try:
-        frame = pd.read_csv(io.StringIO(text), sep=None, engine="python")
+        frame = pd.read_csv(io.StringIO(text), sep=sep if sep else r"\s+", engine="c" if sep else "python",
+                            skipinitialspace=True)
     except (ValueError, pd.errors.ParserError) as exc:
-        raise ValueError(f"{path} is not a delimited text table ({exc})") from None
-    cols = {str(c).strip().lower(): c for c in frame.columns}
-    if "user" not in cols or "item" not in cols:
+        raise ValueError(f"{path} is not a delimited text table ({' '.join(str(exc).split())})") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    ids = id_columns(frame.columns)
+    if ids is None:
         raise ValueError(
-            f"{path} needs a header naming the columns 'user' and 'item' (and optionally 'rating'); it has "
-            f"{[str(c) for c in frame.columns]}. For MovieLens, pass its ratings.csv, ratings.dat or u.data")
+            f"{path} needs a header with columns user,item (or user_id,item_id) and optionally rating; it has "
+            f"{[str(c) for c in frame.columns]}. gbrank also reads MovieLens ratings.csv, ratings.dat and u.data, "
+            "and CiteULike users.dat: pass such a file as it was released")
     if len(frame) == 0:
         raise ValueError(f"{path} holds a header but no interactions")
-    out = pd.DataFrame({"user": frame[cols["user"]], "item": frame[cols["item"]]})
+    rating = next((c for c in frame.columns if c.lower() == "rating"), None)
+    out = pd.DataFrame({"user": frame[ids[0]], "item": frame[ids[1]]})
     for col in ("user", "item"):
         missing = np.flatnonzero(out[col].isna().to_numpy())
         if len(missing):
             raise ValueError(
-                f"{path}: {len(missing)} row(s) have no {col} id (data rows {(missing[:5] + 1).tolist()}, row 1 "
-                "being the line after the header); fill them in or drop those rows")
-    if "rating" in cols:
-        raw = frame[cols["rating"]]
+                f"{path}: {plural(len(missing), 'row')} {'has' if len(missing) == 1 else 'have'} no {col} id (data "
+                f"rows {(missing[:5] + 1).tolist()}, row 1 being the line after the header); fill them in or drop "
+                "those rows")
+    if rating is not None:
+        raw = frame[rating]
         values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
         bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
         if len(bad):
             raise ValueError(
                 f"{path}, data row {bad[0] + 1} (row 1 being the line after the header): rating "
-                f"{_show(raw.iloc[bad[0]])} is not a finite, non-negative number ({len(bad)} such row(s)); fix or "
-                "drop those rows")
+                f"{_show(raw.iloc[bad[0]])} is not a finite, non-negative number ({plural(len(bad), 'such row')} in "
+                "all); fix or drop those rows")
         out["rating"] = values
     else:
         out["rating"] = 1.0
@@ -482,10 +471,10 @@ def _load_table(path: pathlib.Path) -> pd.DataFrame:
         same = rows[(out["user"].to_numpy()[rows] == u) & (out["item"].to_numpy()[rows] == i)]
         raise ValueError(
             f"{path} gives the pair (user {_show(u)}, item {_show(i)}) more than once (data rows "
-            f"{(same[:5] + 1).tolist()}; "
-            f"{int(out.duplicated(['user', 'item']).sum())} repeated pair(s) in all); keep one row per pair, e.g. "
-            "pandas: df.groupby(['user', 'item'], as_index=False)['rating'].max()")
-    out.attrs["no_rating"] = "rating" not in cols
+            f"{(same[:5] + 1).tolist()}; {plural(out.duplicated(['user', 'item']).sum(), 'repeated pair')} in all); "
+            "keep one row per pair, e.g. pandas: df.groupby(['user', 'item'], as_index=False)['rating'].max()")
+    out.attrs.update(format="table", implicit=rating is None,
+                     columns=",".join([*ids, *([rating] if rating is not None else [])]))
     return out
 
 

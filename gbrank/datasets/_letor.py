@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
+from .._validation import plural
 from ._files import read_bytes
 from ._paths import resolve
 
@@ -159,7 +160,7 @@ def _check_values(X: sp.csr_matrix, y: np.ndarray, data: bytes, path) -> None:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{_where(path, data, row)} has the label {y[row]:g} ({int(bad.sum())} such row(s)); "
+            f"{_where(path, data, row)} has the label {y[row]:g} ({plural(bad.sum(), 'such row')} in all); "
             "relevance labels must be finite and non-negative: fix or drop those rows"
         )
     inf = np.isinf(X.data)
@@ -190,7 +191,7 @@ def _check_dense_width(X: sp.csr_matrix, path) -> None:
     row = int(np.searchsorted(X.indptr, at, side="right") - 1)
     where = _where(path, read_bytes(path, "LETOR"), row)
     raise ValueError(
-        f"{where} uses feature index {width}, but the file has only {used} distinct feature(s): a "
+        f"{where} uses feature index {width}, but the file has only {plural(used, 'distinct feature')}: a "
         f"dense X would be {X.shape[0]} x {width} ({X.shape[0] * width * 8 / 2**20:,.0f} MiB) of "
         "mostly empty columns; fix the index, or pass dense=False for a sparse CSR matrix"
     )
@@ -221,7 +222,7 @@ def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None):
     has_qid = qid.size > 0
     if has_qid and qid.size != n:
         raise ValueError(
-            f"{path} has {n} rows but only {qid.size} carry a 'qid:' field; either every row "
+            f"{path} has {plural(n, 'row')} but only {qid.size} carry a 'qid:' field; either every row "
             "or none must have one"
         )
     if group_sizes is None and not has_qid:
@@ -241,8 +242,8 @@ def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None):
         total = int(group_sizes.sum())
         if total != n:
             raise ValueError(
-                f"{source} lists {group_sizes.size} queries with {total} rows in all, but {path} "
-                f"has {n} rows; the group sizes must sum to the row count (is it the right "
+                f"{source} lists {plural(group_sizes.size, 'query', 'queries')} with {plural(total, 'row')} in "
+                f"all, but {path} has {plural(n, 'row')}; the group sizes must sum to the row count (is it the right "
                 "file?)"
             )
         qid = np.repeat(np.arange(group_sizes.size, dtype=np.int64), group_sizes)

@@ -11,14 +11,14 @@ A CSR is a pair ``(indptr, items)``: the items of user u are
 (``numpy.random.Generator`` or an int ``random_state``).
 """
 
-from ._checks import check_nsr, check_pairs, check_unique_pairs, display_id
+from ._checks import ArgumentError, check_nsr, check_pairs, check_unique_pairs, display_id
 from ._csr import csr_difference, csr_from, csr_rows, csr_take, csr_union
 from ._sampling import NotEnoughNegatives, holdout, sample_negatives
 from ._split import InteractionSplit, split_interactions
 from ._topk import top_k
 
 __all__ = [
-    "split_interactions", "InteractionSplit", "NotEnoughNegatives",
+    "split_interactions", "InteractionSplit", "NotEnoughNegatives", "ArgumentError",
     "check_pairs", "check_unique_pairs", "check_nsr", "display_id",
     "csr_from", "csr_take", "csr_rows", "csr_union", "csr_difference",
     "sample_negatives", "holdout", "top_k",

@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
-from .._validation import as_1d_float, check_query_ids, check_same_length
+from .._validation import as_1d_float, check_query_ids, check_same_length, plural
+
+
+class ArgumentError(ValueError):
+    """A ``ValueError`` whose message names arguments of the call that failed (``arguments``),
+    so that a caller which took them under other names can restate it in those: the command
+    line says ``--min-positives`` where Python says ``min_positives``.
+
+    Examples
+    --------
+    >>> exc = ArgumentError("no user has 25 positives; lower min_positives", ["min_positives"])
+    >>> exc.restated({"min_positives": "--min-positives"})
+    'no user has 25 positives; lower --min-positives'
+    """
+
+    #: the arguments named when a raise names none
+    ARGUMENTS: tuple = ()
+
+    def __init__(self, message: str, arguments=None):
+        super().__init__(message)
+        self.arguments = tuple(self.ARGUMENTS if arguments is None else arguments)
+
+    def restated(self, names: dict) -> str:
+        """The message with each argument of ``arguments`` that ``names`` maps written as
+        its mapped name (whole words only)."""
+        text = str(self)
+        for arg in self.arguments:
+            if arg in names:
+                text = re.sub(rf"(?<![\w-]){re.escape(arg)}(?![\w@])", names[arg], text)
+        return text
 
 
 def check_pairs(X, y=None, what: str = "X"):
@@ -44,7 +75,8 @@ def check_pairs(X, y=None, what: str = "X"):
     y = as_1d_float(y, "y")
     if (y < 0).any():
         rows = np.flatnonzero(y < 0)
-        raise ValueError(f"y (ratings) must be non-negative, found {y[rows[0]]:g} at row(s) {rows[:5].tolist()}; "
+        raise ValueError(f"y (ratings) must be non-negative, found {y[rows[0]]:g} at "
+                         f"{'row' if len(rows) == 1 else 'rows'} {rows[:5].tolist()}; "
                          "ratings are binarised at relevance_threshold: shift them so that 0 is the lowest")
     return users, items, y
 
@@ -58,7 +90,7 @@ def check_unique_pairs(users, items, what: str = "X") -> None:
         u, i = users[rows[0]], items[rows[0]]
         same = rows[(frame["u"].to_numpy()[rows] == u) & (frame["i"].to_numpy()[rows] == i)]
         raise ValueError(
-            f"{what} holds {int(frame.duplicated().sum())} repeated (user, item) pair(s), e.g. "
+            f"{what} holds {plural(frame.duplicated().sum(), 'repeated (user, item) pair')}, e.g. "
             f"({display_id(u)}, {display_id(i)}) at rows {same[:5].tolist()}; give each pair once: aggregate "
             "the ratings first, e.g. df.groupby([user, item], as_index=False)[rating].max()")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._validation import is_positive_int
-from ._checks import display_id
+from .._validation import is_positive_int, plural
+from ._checks import ArgumentError, display_id
 from ._csr import csr_rows, csr_take
 
 #: largest user x item key space whose taken-keys mask (one byte a key) is built per call
@@ -29,8 +29,11 @@ def holdout(indptr: np.ndarray, fraction: float, rng: np.random.Generator) -> np
     return rank < n_out[rows]
 
 
-class NotEnoughNegatives(ValueError):
-    """More negatives were asked for a user than the catalogue has items it never interacted with."""
+class NotEnoughNegatives(ArgumentError):
+    """More negatives were asked for a user than the catalogue has items it never interacted with
+    (an :class:`ArgumentError` naming ``nsr``)."""
+
+    ARGUMENTS = ("nsr",)
 
 
 def sample_negatives(need: np.ndarray, exclude: tuple[np.ndarray, np.ndarray], n_items: int,
@@ -63,7 +66,7 @@ def sample_negatives(need: np.ndarray, exclude: tuple[np.ndarray, np.ndarray], n
         who = f"#{u}" if names is None else display_id(names[u])
         raise NotEnoughNegatives(
             f"cannot draw {need[u]} {what} for user {who}: only {available[u]} of the {n_items} "
-            f"items are not among its interactions ({int(short.sum())} user(s) are short); "
+            f"items are not among its interactions ({plural(short.sum(), 'user')} short in all); "
             "lower nsr, or filter out users with that many interactions"
         )
     ex_keys = csr_rows(ex_ptr) * n_items + ex_items  # sorted: CSR rows ascending, items sorted

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .._validation import is_positive_int
-from ._checks import check_nsr, check_pairs, check_unique_pairs
+from .._validation import is_positive_int, plural
+from ._checks import ArgumentError, check_nsr, check_pairs, check_unique_pairs
 from ._csr import csr_from, csr_rows
 from ._sampling import holdout, sample_negatives
 
@@ -80,8 +80,10 @@ def split_interactions(X, y, *, test_size: float = 0.2, relevance_threshold: flo
     Raises
     ------
     ValueError
-        On empty input, when no user keeps ``min_positives`` positives, or when a user has
-        too few non-interacted items for its test negatives.
+        On empty input, when no user keeps ``min_positives`` positives (an
+        :class:`ArgumentError` naming ``min_positives`` and ``relevance_threshold``), or when
+        a user has too few non-interacted items for its test negatives
+        (:class:`NotEnoughNegatives`, naming ``nsr``).
     """
     if y is None:
         raise ValueError("y is required: pass the ratings, or np.ones(len(X)) with relevance_threshold=1 for "
@@ -105,9 +107,9 @@ def split_interactions(X, y, *, test_size: float = 0.2, relevance_threshold: flo
     n_pos = np.bincount(ucode[positive], minlength=len(user_ids))
     kept = n_pos >= min_positives
     if not kept.any():
-        raise ValueError(f"no user has at least {min_positives} positive interactions (rating >= "
-                         f"{relevance_threshold:g}); the most any user has is {int(n_pos.max(initial=0))}. "
-                         "Lower min_positives or relevance_threshold")
+        raise ArgumentError(f"no user has at least {plural(min_positives, 'positive interaction')} (rating >= "
+                            f"{relevance_threshold:g}); the most any user has is {int(n_pos.max(initial=0))}. "
+                            "Lower min_positives or relevance_threshold", ["min_positives", "relevance_threshold"])
     rows = np.flatnonzero(kept[ucode])
     # order rows by user so the hold-out can work per user on positives
     pos_rows = rows[positive[rows]]
