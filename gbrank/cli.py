@@ -47,11 +47,6 @@ class HelpFormatter(argparse.HelpFormatter):
         return text
 
 
-def _count(n: int, singular: str, plural: str) -> str:
-    """``1 query``, ``2 queries``: a count with the right form of its noun."""
-    return f"{n} {singular if n == 1 else plural}"
-
-
 # ---------------------------------------------------------------------------------------
 # gbrank evaluate
 
@@ -188,6 +183,7 @@ def _display_names(asked, columns) -> list[str]:
 def _run_evaluate(args: argparse.Namespace, out) -> int:
     import json
 
+    from gbrank._validation import plural
     from gbrank.evaluation import DEFAULT_RUN_METRICS, evaluate_run
 
     if not 0.0 < args.confidence < 1.0:  # checked before the files are read
@@ -214,15 +210,15 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
     notes = []
     if settings["n_queries_only_in_run"]:
         n = settings["n_queries_only_in_run"]
-        notes.append(f"{_count(n, 'run query has', 'run queries have')} no qrels line and "
+        notes.append(f"{plural(n, 'run query has', 'run queries have')} no qrels line and "
                      f"{'was' if n == 1 else 'were'} left out")
     if settings["n_queries_only_in_qrels"]:
         how = "scored as empty runs (-c)" if args.complete else "left out (-c scores them as empty runs)"
-        notes.append(f"{_count(settings['n_queries_only_in_qrels'], 'qrels query has', 'qrels queries have')} "
+        notes.append(f"{plural(settings['n_queries_only_in_qrels'], 'qrels query has', 'qrels queries have')} "
                      f"no run line: {how}")
     if result.n_empty:
         what = "left out" if args.empty == "skip" else f"scored by --empty {args.empty}"
-        notes.append(f"{_count(result.n_empty, 'query has', 'queries have')} no relevant document in the "
+        notes.append(f"{plural(result.n_empty, 'query has', 'queries have')} no relevant document in the "
                      f"qrels ({what})")
     n_scored = len(result.per_query)
     if n_scored < 2 and args.fmt != "trec" and not args.per_query_trec:
@@ -264,7 +260,7 @@ def _run_evaluate(args: argparse.Namespace, out) -> int:
             summary.to_csv(out, float_format="%.6f")
     else:
         head = ", ".join(f"{k}={v!r}" for k, v in settings.items())
-        out.write(f"# {_count(len(per_query), 'query', 'queries')}; {head}\n")
+        out.write(f"# {plural(len(per_query), 'query', 'queries')}; {head}\n")
         out.write(summary.to_string(float_format=lambda v: f"{v:.4f}", na_rep="n/a") + "\n")
         if n_scored < 2:
             out.write(f"# {notes[-1]}\n")

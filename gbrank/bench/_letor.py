@@ -85,10 +85,10 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
              for c, fold, settings, name, i in todo]
     tuned = (f"; --tune {plan.tune}: {len(plan.configs)} configurations per contender and fold"
              if plan.configs else "")
-    write(f"gbrank bench letor: {plan.data_label}, {len(plan.folds)} fold(s), {len(plan.contenders)} contenders"
+    write(f"gbrank bench letor: {plan.data_label}, {plural(len(plan.folds), 'fold')}, "
+          f"{plural(len(plan.contenders), 'contender')}"
           f"{tuned}: {plural(len(tasks), 'run')} to train, {counts['ok']} cached in {store.folder}; "
-          f"{plan.jobs} job(s) x "
-          f"{plan.threads} thread(s)"
+          f"{plural(plan.jobs, 'job')} x {plural(plan.threads, 'thread')}"
           + _store.retrain_notes(counts))
     t_start = time.perf_counter()
     trained = set()
@@ -345,7 +345,8 @@ def _notes(plan: LetorPlan, records: list[dict]) -> list[str]:
         from ._letor_tune import mapping_text
 
         return [
-            f"Data: {plan.data_label} ({len(plan.folds)} fold(s)). Protocol with fair tuning (--tune {plan.tune}): "
+            f"Data: {plan.data_label} ({plural(len(plan.folds), 'fold')}). "
+            f"Protocol with fair tuning (--tune {plan.tune}): "
             f"every contender is trained with the same {len(plan.configs)} configurations (tuning.md lists them) "
             f"on each fold's train split, early-stopped on its vali split by gbrank's {s['early_stopping_metric']} "
             f"(patience {s['patience']}, at most {s['rounds']} rounds, seed {s['seed']}); per contender and fold "
@@ -354,7 +355,7 @@ def _notes(plan: LetorPlan, records: list[dict]) -> list[str]:
             "How a configuration reaches each library: " + " | ".join(mapping_text()) + ".",
             *plan.notes, _run_table(plan, records, "chosen configuration per fold")]
     notes = [
-        f"Data: {plan.data_label} ({len(plan.folds)} fold(s)). Protocol: train on each fold's train split, "
+        f"Data: {plan.data_label} ({plural(len(plan.folds), 'fold')}). Protocol: train on each fold's train split, "
         f"early-stop every contender on its vali split by gbrank's {s['early_stopping_metric']} (patience "
         f"{s['patience']}, at most {s['rounds']} rounds), predict its test split. Learning rate "
         f"{s['learning_rate']}, {s['num_leaves']} leaves (LightGBM, XGBoost), depth {s['catboost_depth']} "

@@ -35,6 +35,7 @@ import time
 import pandas as pd
 
 from .._progress import RunProgress
+from .._validation import plural
 from . import _store
 from ._mf_plan import MFPlan, prepare_mf
 from ._mf_report import write_reports
@@ -184,13 +185,13 @@ def run_mf(plan: MFPlan, write=None) -> dict:
           f"{len(plan.losses)} losses "
           f"x learning rates {', '.join(f'{x:g}' for x in grid)} ({plan.optimizer}) + baselines "
           f"{', '.join(plan.baselines) or 'none'}: "
-          f"{len(plan.runs())} runs, {len(plan.runs()) - len(todo)} cached, {len(todo)} to train "
-          f"({plan.jobs} job(s) x {plan.threads} thread(s), device {plan.device})"
+          f"{plural(len(plan.runs()), 'run')}, {len(plan.runs()) - len(todo)} cached, {len(todo)} to train "
+          f"({plural(plan.jobs, 'job')} x {plural(plan.threads, 'thread')}, device {plan.device})"
           + (f"; {other_ceiling} of the cached runs stopped on patience under another --epochs ceiling "
              "(or are baselines) and are the same runs under this one" if other_ceiling else "")
           + _store.retrain_notes(counts))
     if reported_stale:
-        write(f"--report-only: {len(reported_stale)} stored run(s) made under other versions than this "
+        write(f"--report-only: {plural(len(reported_stale), 'stored run')} made under other versions than this "
               f"installation's ({', '.join(f'{k} {v}' for k, v in sorted(versions.items()))}) are reported as they "
               f"are, e.g. {reported_stale[0]}")
     if plan.report_only:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import plural
+
 BASELINES = ("popularity", "random")
 DESCRIPTIONS = {
     "popularity": "items ranked by their number of training positives (the same list for every user; ties "
@@ -91,6 +93,7 @@ class BaselineScorer:
         u = pd.Index(self.users_).get_indexer(X[:, 0])
         i = pd.Index(self.items_).get_indexer(X[:, 1])
         if (u < 0).any() or (i < 0).any():
-            raise ValueError(f"{int((u < 0).sum())} pair(s) with an unknown user and {int((i < 0).sum())} with an "
+            raise ValueError(f"{plural(int((u < 0).sum()), 'pair')} with an unknown user and "
+                             f"{int((i < 0).sum())} with an "
                              "unknown item; the baseline scores the users and items of its training split")
         return self._score_codes(u.astype(np.int64), i.astype(np.int64))
