@@ -30,7 +30,7 @@ PLURAL_SLIP = re.compile(r"(?<![\d.,@])\b1 (gains|losses|wins|comparisons|querie
                          r"pairs|cells|folds|splits|configurations|contenders|losses)\b")
 
 
-def _run(argv, heartbeat=0.3):
+def _run(argv, heartbeat=0.005):
     """``main(argv)`` with stdout and stderr captured as a pipe would (no terminal) and the
     heartbeat every ``heartbeat`` seconds; returns (exit status, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()

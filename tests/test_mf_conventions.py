@@ -275,8 +275,8 @@ def test_monitor_bad_answers(monitor, exc, message):
     (lambda X, y: (pd.DataFrame({"u": X[:, 0], "i": [None] + X[1:, 1].tolist()}), y),
      r"X\[:, 1\] has 1 missing or infinite item id.*row\(s\) \[0\]"),
     (lambda X, y: (np.vstack([X, X[[4, 9]]]), np.r_[y, 1.0, 2.0]),
-     r"2 repeated \(user, item\) pair\(s\), e.g. \(0, \d+\) at rows \[4, 40\].*groupby"),
-    (lambda X, y: (X, np.r_[-1.0, y[1:]]), r"y \(ratings\) must be non-negative, found -1 at row\(s\) \[0\]"),
+     r"X holds 2 repeated \(user, item\) pairs, e.g. \(0, \d+\) at rows \[4, 40\].*groupby"),
+    (lambda X, y: (X, np.r_[-1.0, y[1:]]), r"y \(ratings\) must be non-negative, found -1 at row \[0\]"),
     (lambda X, y: (X, np.r_[np.nan, y[1:]]), r"y contains 1 NaN"),
     (lambda X, y: (X, np.r_[y[:-1], np.inf]), r"y contains 1 NaN or infinite"),
 ])
