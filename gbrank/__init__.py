@@ -19,6 +19,7 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 _LAZY = {
     "datasets": "gbrank.datasets",
     "LambdaObjective": "gbrank.lambdas:LambdaObjective",
+    "ListwiseObjective": "gbrank.lambdas:ListwiseObjective",
     "swap_deltas": "gbrank.lambdas:swap_deltas",
     "GBRanker": "gbrank.estimators:GBRanker",
     "bounds": "gbrank.bounds",

@@ -56,6 +56,8 @@ class Contender:
         elif self.normalised:
             text = (f"gbrank LambdaObjective {self.objective!r} with LightGBM-style score and list "
                     f"normalisation on {where}")
+        elif self.kind == "gbrank" and self.name in _LISTWISE:
+            text = f"gbrank ListwiseObjective {self.objective!r} on {where} (GBRanker defaults)"
         elif self.kind == "gbrank":
             text = f"gbrank LambdaObjective {self.objective!r} on {where} (GBRanker defaults)"
         else:
@@ -83,7 +85,15 @@ def _registry() -> dict[str, Contender]:
         reg[f"gbrank-norm:{m}"] = Contender(f"gbrank-norm:{m}", "lightgbm", m, "gbrank", normalised=True)
     for name, (objective, options) in NEW_OBJECTIVES.items():
         reg[name] = Contender(name, "lightgbm", objective, "gbrank", options=options)
+    for objective in LISTWISE_OBJECTIVES:  # the listwise paradigm (gbrank.ListwiseObjective) on LightGBM
+        reg[f"gbrank:{objective}"] = Contender(f"gbrank:{objective}", "lightgbm", objective, "gbrank")
     return reg
+
+
+#: gbrank's listwise objectives (group ``listwise``): the paper's smoothed metrics and the known families
+LISTWISE_OBJECTIVES = ("listwise_ndcg", "listwise_ap", "listwise_rr", "listwise_nrbp", "approx_ndcg", "softmax",
+                       "listnet", "listmle", "neural_ndcg")
+_LISTWISE = {f"gbrank:{o}" for o in LISTWISE_OBJECTIVES}
 
 
 #: the newer gbrank objectives on LightGBM (group ``new``): name -> (metric, LambdaObjective
@@ -135,12 +145,15 @@ GROUPS: dict[str, Callable[[Contender], bool]] = {
     "all": lambda c: True,
     "builtin": lambda c: c.kind == "builtin",
     **{name: (lambda c, name=name: c.library == name) for name in sorted(BACKENDS)},
-    "gbrank": lambda c: c.kind == "gbrank" and c.bounding is None and not c.normalised and c.name not in NEW_OBJECTIVES,
+    "gbrank": lambda c: c.kind == "gbrank" and c.bounding is None and not c.normalised and c.name not in NEW_OBJECTIVES
+    and c.name not in _LISTWISE,
     "bounded": lambda c: c.bounding is not None,
     "normalised": lambda c: c.normalised,
     "default": lambda c: c.kind == "builtin" or (c.kind == "gbrank" and c.library == "lightgbm" and c.bounding is None
-                                                 and not c.normalised and c.name not in NEW_OBJECTIVES),
+                                                 and not c.normalised and c.name not in NEW_OBJECTIVES
+                                                 and c.name not in _LISTWISE),
     "new": lambda c: c.name in NEW_OBJECTIVES,
+    "listwise": lambda c: c.name in _LISTWISE,
     "quick": lambda c: c.name in QUICK,
 }
 GROUP_HELP = {
@@ -155,6 +168,7 @@ GROUP_HELP = {
     "new": "the newer gbrank objectives on LightGBM: " + ", ".join(NEW_OBJECTIVES) + " (those this gbrank's "
            "LambdaObjective does not take yet are left out, with a note)",
     "quick": "a handful for smoke runs: " + ", ".join(QUICK),
+    "listwise": "gbrank's listwise objectives (ListwiseObjective) on LightGBM: " + ", ".join(LISTWISE_OBJECTIVES),
 }
 
 

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_choice, check_labels
 from ..backends import get_backend
 from ..estimators import GBRanker, resolve_objective
-from ..lambdas import LambdaObjective
+from ..lambdas import GRADIENT_OBJECTIVES
 from ._evaluate import evaluate
 from ._lightgbm import train_lightgbm_dask
 from ._queries import _as_array, make_queries_whole
@@ -215,7 +215,7 @@ def _checked_features(block, block_info=None):
 
 
 def _checked_labels(block, objective):
-    if isinstance(objective, LambdaObjective):
+    if isinstance(objective, GRADIENT_OBJECTIVES):
         objective.check_labels(block)
     else:
         check_labels(np.asarray(block, dtype=np.float64), "exp")

@@ -18,7 +18,8 @@ from .._validation import (as_1d_float, check_feature_matrix, check_labels, chec
                            no_usable_features)
 from ..backends import BACKENDS, SETTINGS, get_backend, ptr_from_sizes
 from ..evaluation import evaluate
-from ..lambdas import LambdaObjective
+from ..metrics import parse_metric
+from ..lambdas import GRADIENT_OBJECTIVES, LambdaObjective, ListwiseObjective, is_listwise_name
 
 # The libraries' own ranking objectives, runnable through the same estimator as baselines:
 # "<library>:<its objective>" -> (library, objective).
@@ -38,14 +39,17 @@ def resolve_objective(objective, backend: str):
         return name
     if isinstance(objective, str) and ":" in objective:
         raise ValueError(f"unknown built-in objective {objective!r}; known: {sorted(BUILTIN_OBJECTIVES)}")
-    if not isinstance(objective, (str, LambdaObjective)):
-        raise TypeError(f"objective must be a name such as 'nrbp@0.95' or a LambdaObjective, got {objective!r}")
+    if not isinstance(objective, (str, *GRADIENT_OBJECTIVES)):
+        raise TypeError(f"objective must be a name such as 'nrbp@0.95' or 'listwise_ndcg', a LambdaObjective or a "
+                        f"ListwiseObjective, got {objective!r}")
     if not record.gbrank_objectives:
         own = [f"{backend}:{o}" for o in record.objectives]
         able = sorted(b.name for b in BACKENDS.values() if b.gbrank_objectives)
         raise ValueError(f"{record.label} takes no gbrank objective such as {str(objective)!r}; use one of "
                          f"its own, {own}, or a backend that does: {able}")
-    return objective if isinstance(objective, LambdaObjective) else LambdaObjective(objective)
+    if isinstance(objective, GRADIENT_OBJECTIVES):
+        return objective
+    return ListwiseObjective(objective) if is_listwise_name(objective) else LambdaObjective(objective)
 
 
 #: Settings ``check_settings`` validates (the estimator's and DaskGBRanker's).
@@ -97,6 +101,18 @@ def check_settings(values: dict) -> None:
     verbose = v("verbose", False)
     if not (isinstance(verbose, (bool, np.bool_)) or (_is_int(verbose) and verbose >= 0)):
         bad("verbose", "a bool or a non-negative integer (log every that many rounds)")
+
+
+def check_metric_names(names) -> None:
+    """``eval_metric`` names (one or a list) parse as gbrank metrics; raises otherwise (as the
+    metric callbacks do when an eval_set is watched)."""
+    if not isinstance(names, str) and not hasattr(names, "__iter__"):
+        raise TypeError(f"eval_metric must be a metric name or a list of them, e.g. ['ndcg@10'], got {names!r:.40}")
+    names = [names] if isinstance(names, str) else list(names)
+    if not names:
+        raise ValueError("eval_metric is empty: give at least one metric, e.g. ['ndcg@10']")
+    for name in names:
+        parse_metric(name)
 
 
 def check_trainable(X, y, ptr) -> None:
@@ -178,7 +194,10 @@ class GBRanker(BaseEstimator):
     ----------
     objective : str or LambdaObjective, default "ndcg"
         A gbrank objective name (``"ndcg"``, ``"ap"``, ``"rr"``, ``"nrbp@0.95"``,
-        ``"ndcg@30"`` for truncation 30), a configured :class:`LambdaObjective`, or a
+        ``"ndcg@30"`` for truncation 30), a configured :class:`LambdaObjective`, a smoothed
+        listwise loss (``"listwise_ndcg"``, ``"listwise_nrbp@0.9+minmax"``, ``"approx_ndcg"``,
+        ``"softmax"``, ``"listnet"``, ``"listmle"``, ``"neural_ndcg"``: a
+        :class:`gbrank.lambdas.ListwiseObjective`, or one configured), or a
         library's own objective (``"lightgbm:lambdarank"``, ``"lightgbm:rank_xendcg"``,
         ``"xgboost:rank:ndcg"``, ``"xgboost:rank:map"``, ``"xgboost:rank:pairwise"``,
         ``"catboost:YetiRank"``, ``"catboost:LambdaMart:metric=NDCG"``, ...: every key of
@@ -402,10 +421,14 @@ class GBRanker(BaseEstimator):
         if eval_set is not None and not isinstance(eval_set, (list, tuple)):
             raise TypeError(f"eval_set must be a list of (X, y, qid) triples, got {type(eval_set).__name__}")
         self._check_settings(bool(eval_set))
-        metric = record.metric(self.eval_metric)
+        if eval_set:
+            metric = record.metric(self.eval_metric)
+        else:  # nothing to watch: the names are checked, the evaluator (and its first compilation) is left to score
+            metric = None
+            check_metric_names(self.eval_metric)
         X, y, ptr = self._check_lists(X, y, qid, reset=True)
         check_trainable(X, y, ptr)
-        if isinstance(objective, LambdaObjective):
+        if isinstance(objective, GRADIENT_OBJECTIVES):
             objective.check_labels(y)
         else:
             check_labels(y, "exp")
