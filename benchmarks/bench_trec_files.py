@@ -36,7 +36,7 @@ TOOLS = {
     "gbrank": """
 import gbrank
 r = gbrank.evaluate_run(RUN, QRELS, list(M), ties="trec_eval", gain="linear")
-means = {m: float(r.per_query[str(gbrank.metrics.parse(m))].mean()) for m in M}
+means = {m: float(r.per_query[m].mean()) for m in M}
 """,
     "pytrec_eval": """
 import pytrec_eval

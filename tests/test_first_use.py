@@ -1,15 +1,20 @@
 """Each numba entry point compiles to one specialisation, whatever types the caller passes, so
-that the on-disk cache warmed by ``scripts/warmup.py`` is always hit."""
+that the on-disk cache warmed by ``scripts/warmup.py`` is always hit; and a call compiles the
+kernel variant of its own settings only (docs/speed.md, "First use")."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import gbrank
 from gbrank.evaluation import _group
 from gbrank.lambdas import LambdaObjective
 from gbrank.lambdas import _kernel
+from gbrank.lambdas._deltas import FIRST, PREFIX, PRODUCT
+from gbrank.metrics import METRICS
+from gbrank.metrics import _kernels as metric_kernels
 
 
 def test_gradients_compile_once_for_any_input_types():
@@ -26,7 +31,39 @@ def test_gradients_compile_once_for_any_input_types():
     ]
     for objective, scores, labels, ptr in calls:
         objective.gradients(scores, labels, ptr)
-    assert len(_kernel._all_gradients.signatures) == 1
+    variants = _kernel.gradient_kernel.variants
+    ndcg = (METRICS["ndcg"].code, PRODUCT, _kernel.BOUND_NONE, True)
+    ap = (METRICS["ap"].code, PREFIX, _kernel.BOUND_NONE, True)
+    assert ndcg in variants and ap in variants
+    assert len(variants[ndcg].signatures) == 1 and len(variants[ap].signatures) == 1
+
+
+def test_settings_pick_their_gradient_variant():
+    y = np.array([2.0, 0.0, 1.0, 0.0])
+    ptr = np.array([0, 4])
+    s = np.array([0.1, 0.4, 0.3, 0.2])
+    code = METRICS["rr"].code
+    LambdaObjective("rr").gradients(s, y, ptr)
+    LambdaObjective("rr+minmax", hessian="xgboost").gradients(s, y, ptr)  # sigma 1: LightGBM's hessian, doubled
+    LambdaObjective("rr", score_normalization=True).gradients(s, y, ptr)  # the kernel of any setting
+    variants = _kernel.gradient_kernel.variants
+    assert {(code, FIRST, _kernel.BOUND_NONE, True), (code, FIRST, _kernel.BOUND_LINEAR, True)} <= set(variants)
+    assert len(_kernel._all_gradients_general.signatures) == 1
+    with pytest.raises(ValueError, match="other settings than its variant"):  # a variant refuses other settings
+        kernel = variants[(code, FIRST, _kernel.BOUND_NONE, True)]
+        kernel(s, y, np.asarray(ptr, dtype=np.int64), 0, 1, METRICS["ndcg"].code, 0, 0.0, 1.0, 0, False, 0.01,
+               False, 0, False, 0, 1.0, 0, np.ones(1), np.zeros((1, 2)), np.zeros(1), np.ones(1), np.empty(4),
+               np.empty(4))
+
+
+def test_one_metric_runs_its_own_evaluator_variant():
+    y = [1.0, 0.0, 2.0, 0.0]
+    s = [0.3, 0.2, 0.1, 0.4]
+    one = gbrank.evaluate(y, s, [0, 0, 1, 1], ["err"])
+    several = gbrank.evaluate(y, s, [0, 0, 1, 1], ["err", "ndcg@10"])
+    np.testing.assert_array_equal(one.per_query["err"], several.per_query["err"])
+    variants = metric_kernels.evaluate_kernel.variants
+    assert (frozenset({METRICS["err"].code}),) in variants and (metric_kernels.KERNEL_CODES,) in variants
 
 
 def test_run_checks_compile_once_for_any_code_width():

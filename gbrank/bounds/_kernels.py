@@ -25,6 +25,7 @@ from ..metrics import (
     rbp,
     reciprocal_rank,
 )
+from .._jit import KernelFamily, jit_variant, kernel_variants
 
 NDCG, AP, RR, NRBP, NRBP_LOSS = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "nrbp_loss"))
 
@@ -32,38 +33,56 @@ NDCG, AP, RR, NRBP, NRBP_LOSS = (METRICS[n].code for n in ("ndcg", "ap", "rr", "
 SIGMOID_CUT = 40.0
 # two metric values closer than this (relative to max(1, |value|)) are one value of D
 UNIQUE_RTOL = 1e-12
+#: in a kernel variant's key: the metric code is read from the argument at run time
+ANY = -1
 
 
-@njit(cache=True)
-def normaliser(code, vals, k, p):
-    """The constant a metric value is divided by: IDCG@k (nDCG), the ideal RBP (nRBP), 1."""
-    if code == NDCG:
-        return ideal_dcg(vals, k)
-    if code == NRBP:
-        return rbp(vals, np.arange(vals.shape[0] + 1), p)  # vals are in the ideal order
-    return 1.0
+def _normaliser_template(metric_code):
+    """``normaliser`` for one metric code (``ANY``: every code); see ``_value_of_order_template``."""
+    ON_NDCG, ON_NRBP = (metric_code in (ANY, c) for c in (NDCG, NRBP))
+
+    def normaliser(code, vals, k, p):
+        """The constant a metric value is divided by: IDCG@k (nDCG), the ideal RBP (nRBP), 1."""
+        if ON_NDCG and code == NDCG:
+            return ideal_dcg(vals, k)
+        if ON_NRBP and code == NRBP:
+            return rbp(vals, np.arange(vals.shape[0] + 1), p)  # vals are in the ideal order
+        return 1.0
+
+    return normaliser
 
 
-@njit(cache=True)
-def value_of_order(code, order_vals, groups, k, p, norm, n_rel):
-    """Metric value of one order (tie-averaged over ``groups``), from gbrank's kernels.
+def _value_of_order_template(metric_code):
+    """``value_of_order`` for one metric code (``ANY``: every code): the other metrics'
+    branches are pruned before typing, so a variant compiles its own metric kernel only
+    (``gbrank._jit.jit_variant``)."""
+    ON_NDCG, ON_AP, ON_RR, ON_NRBP, ON_NRBP_LOSS = (metric_code in (ANY, c) for c in (NDCG, AP, RR, NRBP, NRBP_LOSS))
 
-    ``groups`` are tie-group boundaries: ``arange(n + 1)`` for one fixed order, any
-    grouping of *equal* values (every order within a group is then the same order), or
-    ``[0, n]`` for the expectation over all orders.  nDCG is whole-list DCG / IDCG@k
-    (``norm``; ``gbrank.metrics.dcg_over_ideal``, with the ideal computed once per shape).
-    """
-    if code == NDCG:
-        return dcg(order_vals, groups, 0) / norm
-    if code == AP:
-        return average_precision(order_vals, groups, 0, AP_DIV_R)
-    if code == RR:
-        return reciprocal_rank(order_vals, groups, 0)
-    if code == NRBP:
-        return rbp(order_vals, groups, p) / norm
-    if code == NRBP_LOSS:
-        return nrbp_loss(order_vals, groups)
-    raise ValueError("value_of_order: gbrank.bounds has no bounds for this metric code")
+    def value_of_order(code, order_vals, groups, k, p, norm, n_rel):
+        """Metric value of one order (tie-averaged over ``groups``), from gbrank's kernels.
+
+        ``groups`` are tie-group boundaries: ``arange(n + 1)`` for one fixed order, any
+        grouping of *equal* values (every order within a group is then the same order), or
+        ``[0, n]`` for the expectation over all orders.  nDCG is whole-list DCG / IDCG@k
+        (``norm``; ``gbrank.metrics.dcg_over_ideal``, with the ideal computed once per shape).
+        """
+        if ON_NDCG and code == NDCG:
+            return dcg(order_vals, groups, 0) / norm
+        if ON_AP and code == AP:
+            return average_precision(order_vals, groups, 0, AP_DIV_R)
+        if ON_RR and code == RR:
+            return reciprocal_rank(order_vals, groups, 0)
+        if ON_NRBP and code == NRBP:
+            return rbp(order_vals, groups, p) / norm
+        if ON_NRBP_LOSS and code == NRBP_LOSS:
+            return nrbp_loss(order_vals, groups)
+        raise ValueError("value_of_order: gbrank.bounds has no bounds for this metric code")
+
+    return value_of_order
+
+
+normaliser = njit(cache=True)(_normaliser_template(ANY))
+value_of_order = njit(cache=True)(_value_of_order_template(ANY))
 
 
 @njit(cache=True)
@@ -87,18 +106,50 @@ def summary(code, vals, k, p):
     return worst, best, mean, n_rel
 
 
-@njit(parallel=True, cache=True)
+def _summaries_template(metric_code):
+    """The parallel loop of ``summaries`` for one metric code (a closure cell: numba's
+    on-disk cache keeps one entry per code)."""
+    CODE = metric_code
+
+    def summaries(code, flat, ptr, k, p):
+        """``summary`` of every shape ``flat[ptr[s]:ptr[s+1]]``: array [n_shapes, 4]."""
+        if code != CODE:
+            raise ValueError("summaries: called with another metric code than its variant's")
+        n_shapes = ptr.shape[0] - 1
+        out = np.empty((n_shapes, 4))
+        for s in prange(n_shapes):
+            lo, hi, mean, n_rel = summary(code, flat[ptr[s]:ptr[s + 1]], k, p)
+            out[s, 0] = lo
+            out[s, 1] = hi
+            out[s, 2] = mean
+            out[s, 3] = n_rel
+        return out
+
+    return summaries
+
+
+def _metric_callees(code: int) -> dict:
+    """The variants of ``normaliser`` and ``value_of_order`` for one metric code."""
+    tag = f"metric_{code}"
+    return {"normaliser": jit_variant(_normaliser_template(code), tag, {}),
+            "value_of_order": jit_variant(_value_of_order_template(code), tag, {})}
+
+
+@kernel_variants
+def summaries_kernel(code: int):
+    """``summaries`` compiled for one metric code (its kernels only)."""
+    per_shape = jit_variant(summary.py_func, f"metric_{code}", {}, **_metric_callees(code))
+    return jit_variant(_summaries_template(code), f"metric_{code}", {"parallel": True, "cache": True},
+                       summary=per_shape)
+
+
 def summaries(code, flat, ptr, k, p):
-    """``summary`` of every shape ``flat[ptr[s]:ptr[s+1]]``: array [n_shapes, 4]."""
-    n_shapes = ptr.shape[0] - 1
-    out = np.empty((n_shapes, 4))
-    for s in prange(n_shapes):
-        lo, hi, mean, n_rel = summary(code, flat[ptr[s]:ptr[s + 1]], k, p)
-        out[s, 0] = lo
-        out[s, 1] = hi
-        out[s, 2] = mean
-        out[s, 3] = n_rel
-    return out
+    """``summary`` of every shape ``flat[ptr[s]:ptr[s+1]]``: array [n_shapes, 4], through the
+    variant of ``code`` (``summaries_kernel``)."""
+    return summaries_kernel(int(code))(code, flat, ptr, k, p)
+
+
+summaries = KernelFamily(summaries, summaries_kernel)
 
 
 # ----------------------------------------------------------------------------------------
@@ -282,21 +333,48 @@ def compact(values, counts):
     return u
 
 
-@njit(parallel=True, cache=True)
-def distributions(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
-    """Distribution of every shape: sorted distinct values and how many draws gave each.
+def _distributions_template(metric_code):
+    """The parallel loop of ``distributions`` for one metric code (a closure cell)."""
+    CODE = metric_code
 
-    Shape s writes into ``out_values[out_ptr[s]:out_ptr[s+1]]`` (length ``n_draws[s]``);
-    returns the number of distinct values of each shape (its first entries hold them).
-    """
-    n_shapes = ptr.shape[0] - 1
-    n_unique = np.empty(n_shapes, dtype=np.int64)
-    for s in prange(n_shapes):
-        a, b = out_ptr[s], out_ptr[s + 1]
-        seg = out_values[a:b]
-        raw_values(code, flat[ptr[s]:ptr[s + 1]], k, p, exact[s], n_draws[s], seeds[s], seg)
-        n_unique[s] = compact(seg, out_counts[a:b])
-    return n_unique
+    def distributions(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
+        """Distribution of every shape: sorted distinct values and how many draws gave each.
+
+        Shape s writes into ``out_values[out_ptr[s]:out_ptr[s+1]]`` (length ``n_draws[s]``);
+        returns the number of distinct values of each shape (its first entries hold them).
+        """
+        if code != CODE:
+            raise ValueError("distributions: called with another metric code than its variant's")
+        n_shapes = ptr.shape[0] - 1
+        n_unique = np.empty(n_shapes, dtype=np.int64)
+        for s in prange(n_shapes):
+            a, b = out_ptr[s], out_ptr[s + 1]
+            seg = out_values[a:b]
+            raw_values(code, flat[ptr[s]:ptr[s + 1]], k, p, exact[s], n_draws[s], seeds[s], seg)
+            n_unique[s] = compact(seg, out_counts[a:b])
+        return n_unique
+
+    return distributions
+
+
+@kernel_variants
+def distributions_kernel(code: int):
+    """``distributions`` compiled for one metric code (its kernels only)."""
+    per_shape = jit_variant(raw_values.py_func, f"metric_{code}", {}, **_metric_callees(code))
+    return jit_variant(_distributions_template(code), f"metric_{code}", {"parallel": True, "cache": True},
+                       raw_values=per_shape)
+
+
+def distributions(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
+    """Distribution of every shape (the variant of ``code``: ``distributions_kernel``):
+    sorted distinct values and how many draws gave each.  Shape s writes into
+    ``out_values[out_ptr[s]:out_ptr[s+1]]`` (length ``n_draws[s]``); returns the number of
+    distinct values of each shape (its first entries hold them)."""
+    return distributions_kernel(int(code))(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values,
+                                           out_counts)
+
+
+distributions = KernelFamily(distributions, distributions_kernel)
 
 
 # ----------------------------------------------------------------------------------------

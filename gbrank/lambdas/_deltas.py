@@ -43,6 +43,7 @@ from numba import njit
 
 from ..metrics import (AP_DIV_R, METRICS, average_precision, dcg, discount, gain, ideal_dcg, nrbp,
                        reciprocal_rank, with_delta)
+from .._jit import jit_variant
 
 NDCG, AP, RR, NRBP, ERR = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "err"))
 #: swap-delta form codes of the kernels, by the record's ``delta`` field
@@ -51,6 +52,8 @@ FORMS = {"product": PRODUCT, "prefix": PREFIX, "first": FIRST, "cascade": CASCAD
 #: metric name -> kernel code, for the metrics that have a swap delta (from the record)
 DELTA_METRICS = {name: rec.code for name, rec in with_delta().items()}
 N_ROWS = 5  # rows of per-position state: a, w, r, b, v
+#: in a kernel variant's key: the metric (form) is read from the argument at run time
+ANY = -1
 
 
 def delta_codes(name: str) -> tuple[int, int]:
@@ -62,71 +65,81 @@ def delta_codes(name: str) -> tuple[int, int]:
     return rec.code, FORMS[rec.delta]
 
 
-@njit(cache=True)
-def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
-    """Fill ``aux`` (N_ROWS x n) for the list whose labels in rank order are ``lab``.
+def _prepare_template(metric_code):
+    """``prepare`` for the metric code ``metric_code`` only (``ANY``: every code): the other
+    metrics' branches are pruned before typing (``gbrank._jit.jit_variant``)."""
+    ON_NDCG, ON_ERR, ON_NRBP, ON_AP, ON_RR = (metric_code in (ANY, c) for c in (NDCG, ERR, NRBP, AP, RR))
+    ON_BINARY = ON_NRBP or ON_AP or ON_RR
 
-    Returns ``(norm, first, second)``: the normaliser (0 when the metric is undefined,
-    so every delta is 0) and the positions of the first and second relevant items (n
-    when absent), which RR needs.
-    """
-    n = lab.shape[0]
-    aux[:, :n] = 0.0
-    first = n
-    second = n
-    if metric == NDCG:
-        for r in range(n):
-            aux[0, r] = gain(lab[r], gain_code)
-            aux[1, r] = discount(r)
-        idcg = ideal_dcg(aux[0, :n], trunc)
-        return (1.0 / idcg if idcg > 0.0 else 0.0), first, second
-    if metric == ERR:  # p is the gain of the top grade
-        scale = 1.0 / (p + 1.0)
-        survive = 1.0
-        done = 0.0
-        for r in range(n):
-            x = gain(lab[r], gain_code) * scale
-            u = survive / (r + 1.0)
-            done += x * u
-            aux[0, r] = x
-            aux[1, r] = u
-            aux[3, r] = done
-            survive *= 1.0 - x
-        return (1.0 if done > 0.0 else 0.0), first, second
-    if metric != NRBP and metric != AP and metric != RR:
+    def prepare(metric, lab, gain_code, threshold, p, trunc, aux):
+        """Fill ``aux`` (N_ROWS x n) for the list whose labels in rank order are ``lab``.
+
+        Returns ``(norm, first, second)``: the normaliser (0 when the metric is undefined,
+        so every delta is 0) and the positions of the first and second relevant items (n
+        when absent), which RR needs.
+        """
+        n = lab.shape[0]
+        aux[:, :n] = 0.0
+        first = n
+        second = n
+        if ON_NDCG and metric == NDCG:
+            for r in range(n):
+                aux[0, r] = gain(lab[r], gain_code)
+                aux[1, r] = discount(r)
+            idcg = ideal_dcg(aux[0, :n], trunc)
+            return (1.0 / idcg if idcg > 0.0 else 0.0), first, second
+        if ON_ERR and metric == ERR:  # p is the gain of the top grade
+            scale = 1.0 / (p + 1.0)
+            survive = 1.0
+            done = 0.0
+            for r in range(n):
+                x = gain(lab[r], gain_code) * scale
+                u = survive / (r + 1.0)
+                done += x * u
+                aux[0, r] = x
+                aux[1, r] = u
+                aux[3, r] = done
+                survive *= 1.0 - x
+            return (1.0 if done > 0.0 else 0.0), first, second
+        if ON_BINARY and (metric == NRBP or metric == AP or metric == RR):
+            n_rel = 0.0
+            for r in range(n):
+                rel = 1.0 if lab[r] >= threshold else 0.0
+                if rel > 0.0:
+                    if first == n:
+                        first = r
+                    elif second == n:
+                        second = r
+                n_rel += rel
+                if metric == NRBP:
+                    aux[0, r] = rel
+                else:
+                    aux[2, r] = rel
+            if n_rel == 0.0:
+                return 0.0, first, second
+            if ON_NRBP and metric == NRBP:
+                pw = 1.0
+                for r in range(n):
+                    aux[1, r] = pw
+                    pw *= p
+                return (1.0 - p) / (1.0 - p**n_rel), first, second
+            if ON_AP and metric == AP:
+                c = 0.0
+                s = 0.0
+                for r in range(n):
+                    inv = 1.0 / (r + 1.0)
+                    c += aux[2, r]
+                    s += aux[2, r] * inv
+                    aux[3, r] = c * inv - s
+                    aux[4, r] = inv
+                return 1.0 / n_rel, first, second
+            return 1.0, first, second  # RR
         raise ValueError("prepare: this metric code has no swap delta")
-    n_rel = 0.0
-    for r in range(n):
-        rel = 1.0 if lab[r] >= threshold else 0.0
-        if rel > 0.0:
-            if first == n:
-                first = r
-            elif second == n:
-                second = r
-        n_rel += rel
-        if metric == NRBP:
-            aux[0, r] = rel
-        else:
-            aux[2, r] = rel
-    if n_rel == 0.0:
-        return 0.0, first, second
-    if metric == NRBP:
-        pw = 1.0
-        for r in range(n):
-            aux[1, r] = pw
-            pw *= p
-        return (1.0 - p) / (1.0 - p**n_rel), first, second
-    if metric == AP:
-        c = 0.0
-        s = 0.0
-        for r in range(n):
-            inv = 1.0 / (r + 1.0)
-            c += aux[2, r]
-            s += aux[2, r] * inv
-            aux[3, r] = c * inv - s
-            aux[4, r] = inv
-        return 1.0 / n_rel, first, second
-    return 1.0, first, second  # RR
+
+    return prepare
+
+
+prepare = njit(cache=True)(_prepare_template(ANY))
 
 
 @njit(cache=True)
@@ -167,37 +180,61 @@ def cascade_delta(aux, i, j, norm):
     return abs(d) * norm
 
 
-@njit(cache=True)
-def delta(form, i, j, aux, norm, first, second):
-    """|dM| for swapping rank positions i < j (0-based) of a list prepared by ``prepare``;
-    ``form`` is the metric's form code (``FORMS``)."""
-    if form == FIRST:
-        return rr_delta(aux, i, j, norm, first, second)
-    if form == PRODUCT:
-        return linear_delta(aux, i, j, norm, True)
-    if form == PREFIX:
-        return linear_delta(aux, i, j, norm, False)
-    if form == CASCADE:
-        return cascade_delta(aux, i, j, norm)
-    raise ValueError("delta: unknown swap-delta form")
+def _delta_template(form_code):
+    """``delta`` for the form code ``form_code`` only (``ANY``: every form)."""
+    ON_FIRST, ON_PRODUCT, ON_PREFIX, ON_CASCADE = (form_code in (ANY, f) for f in (FIRST, PRODUCT, PREFIX, CASCADE))
+
+    def delta(form, i, j, aux, norm, first, second):
+        """|dM| for swapping rank positions i < j (0-based) of a list prepared by ``prepare``;
+        ``form`` is the metric's form code (``FORMS``)."""
+        if ON_FIRST and form == FIRST:
+            return rr_delta(aux, i, j, norm, first, second)
+        if ON_PRODUCT and form == PRODUCT:
+            return linear_delta(aux, i, j, norm, True)
+        if ON_PREFIX and form == PREFIX:
+            return linear_delta(aux, i, j, norm, False)
+        if ON_CASCADE and form == CASCADE:
+            return cascade_delta(aux, i, j, norm)
+        raise ValueError("delta: unknown swap-delta form")
+
+    return delta
 
 
-@njit(cache=True)
-def list_value(metric, aux, norm, p):
-    """The metric of the prepared list in its current order, by the evaluator's kernels:
-    the value the swap deltas change (for nDCG: whole-list DCG / IDCG@trunc)."""
-    n = aux.shape[1]
-    fixed = np.arange(n + 1)
-    if norm == 0.0:
-        return 0.0
-    if metric == NDCG:
-        return dcg(aux[0], fixed, 0) * norm
-    if metric == NRBP:
-        return nrbp(aux[0], fixed, p)
-    if metric == AP:
-        return average_precision(aux[2], fixed, 0, AP_DIV_R)
-    if metric == RR:
-        return reciprocal_rank(aux[2], fixed, 0)
-    if metric == ERR:
-        return aux[3, n - 1] if n else 0.0
-    raise ValueError("list_value: this metric code has no swap delta")
+delta = njit(cache=True)(_delta_template(ANY))
+
+
+def _list_value_template(metric_code):
+    """``list_value`` for the metric code ``metric_code`` only (``ANY``: every code)."""
+    ON_NDCG, ON_NRBP, ON_AP, ON_RR, ON_ERR = (metric_code in (ANY, c) for c in (NDCG, NRBP, AP, RR, ERR))
+
+    def list_value(metric, aux, norm, p):
+        """The metric of the prepared list in its current order, by the evaluator's kernels:
+        the value the swap deltas change (for nDCG: whole-list DCG / IDCG@trunc)."""
+        n = aux.shape[1]
+        fixed = np.arange(n + 1)
+        if norm == 0.0:
+            return 0.0
+        if ON_NDCG and metric == NDCG:
+            return dcg(aux[0], fixed, 0) * norm
+        if ON_NRBP and metric == NRBP:
+            return nrbp(aux[0], fixed, p)
+        if ON_AP and metric == AP:
+            return average_precision(aux[2], fixed, 0, AP_DIV_R)
+        if ON_RR and metric == RR:
+            return reciprocal_rank(aux[2], fixed, 0)
+        if ON_ERR and metric == ERR:
+            return aux[3, n - 1] if n else 0.0
+        raise ValueError("list_value: this metric code has no swap delta")
+
+    return list_value
+
+
+list_value = njit(cache=True)(_list_value_template(ANY))
+
+
+def metric_kernels(metric_code: int, form_code: int, tag: str):
+    """(prepare, delta, list_value) compiled for one metric and its form only: uncached
+    variants named with ``tag``, compiled into the kernel that calls them
+    (``_kernel.gradient_kernel``)."""
+    return (jit_variant(_prepare_template(metric_code), tag, {}), jit_variant(_delta_template(form_code), tag, {}),
+            jit_variant(_list_value_template(metric_code), tag, {}))

@@ -19,17 +19,27 @@ log2(1 + S) / S, S = sum over pairs of 2 * sigma * |dM| * rho.
 from __future__ import annotations
 
 import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from ..bounds import grid_interp
-from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, prepare, rr_delta
+from .._jit import KernelFamily, compile_notice, jit_variant, kernel_variants
+from ._deltas import (ANY, CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, metric_kernels,
+                      prepare, rr_delta)
 from ._stack import STACK_DOUBLES, stack_copy
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
 BOUND_NONE, BOUND_LINEAR, BOUND_DIST = 0, 1, 2
 _TABLE_BINS = 1024 * 1024
+#: about how long an objective's first call compiles with an empty cache (docs/speed.md, "First use")
+GRADIENT_COMPILE_SECONDS = 5.0
+#: the same for the kernel of every other setting (``_all_gradients_general``)
+GENERAL_COMPILE_SECONDS = 25.0
 
 
 @njit(cache=True)
@@ -79,41 +89,50 @@ def distribution_delta(dm, rises, cdf, c, u, fm):
     return abs(grid_interp(cdf, u + (dm * c if rises else -dm * c)) - fm)
 
 
-@njit(cache=True, error_model="numpy")
-def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
-                dist, rises, cdf, c, u, fm, one_div=False):
-    """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
-    With the distribution map the weight is |F~(M +- dm) - F~(M)|, the change of the
-    bounded metric (``rises``: the swap moves the higher label up, so M increases).
+def _pair_terms_template(with_dist):
+    """``_pair_terms``; with ``with_dist`` False the distribution map's branch is pruned (for
+    the variants of objectives without it: ``gradient_kernel``)."""
+    ON_DIST = with_dist
 
-    ``one_div`` (score normalisation, e-ratios, scores spanning < 300 / sigma so that
-    S**2 cannot underflow): with S = e_hi + e_lo and W = eps + |d| one reciprocal
-    t = 1 / (S**2 W) gives lambda = sigma dm e_lo S t and
-    h = sigma**2 dm max(e_lo e_hi, 1e-16 S**2) t, the same values as below."""
-    if one_div:
-        S = e_hi + e_lo
-        t = 1.0 / (S * S * (eps + abs(d)))
-        lam = sigma * dm * e_lo * S * t
-        hq = max(e_lo * e_hi, 1e-16 * S * S) * t
+    def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
+                    dist, rises, cdf, c, u, fm, one_div=False):
+        """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
+        With the distribution map the weight is |F~(M +- dm) - F~(M)|, the change of the
+        bounded metric (``rises``: the swap moves the higher label up, so M increases).
+
+        ``one_div`` (score normalisation, e-ratios, scores spanning < 300 / sigma so that
+        S**2 cannot underflow): with S = e_hi + e_lo and W = eps + |d| one reciprocal
+        t = 1 / (S**2 W) gives lambda = sigma dm e_lo S t and
+        h = sigma**2 dm max(e_lo e_hi, 1e-16 S**2) t, the same values as below."""
+        if one_div:
+            S = e_hi + e_lo
+            t = 1.0 / (S * S * (eps + abs(d)))
+            lam = sigma * dm * e_lo * S * t
+            hq = max(e_lo * e_hi, 1e-16 * S * S) * t
+            if hess_mode == HESS_LIGHTGBM:
+                return lam, sigma * sigma * dm * hq
+            return lam, 2.0 * dm * hq
+        if ON_DIST and dist:
+            dm = distribution_delta(dm, rises, cdf, c, u, fm)
+        if by_score:
+            dm = dm / (eps + abs(d))
+        if per_pair_exp:
+            rho, q = _rho(d, sigma, table)
+        else:
+            inv = 1.0 / (e_hi + e_lo)
+            rho = e_lo * inv
+            q = rho * e_hi * inv
+        lam = sigma * dm * rho
+        # rho (1 - rho) is floored at 1e-16 (XGBoost's floor; LightGBM's table never goes
+        # below about 1e-11) so that a pair with a gradient always has a positive hessian
         if hess_mode == HESS_LIGHTGBM:
-            return lam, sigma * sigma * dm * hq
-        return lam, 2.0 * dm * hq
-    if dist:
-        dm = distribution_delta(dm, rises, cdf, c, u, fm)
-    if by_score:
-        dm = dm / (eps + abs(d))
-    if per_pair_exp:
-        rho, q = _rho(d, sigma, table)
-    else:
-        inv = 1.0 / (e_hi + e_lo)
-        rho = e_lo * inv
-        q = rho * e_hi * inv
-    lam = sigma * dm * rho
-    # rho (1 - rho) is floored at 1e-16 (XGBoost's floor; LightGBM's table never goes
-    # below about 1e-11) so that a pair with a gradient always has a positive hessian
-    if hess_mode == HESS_LIGHTGBM:
-        return lam, sigma * sigma * dm * max(q, 1e-16)
-    return lam, 2.0 * dm * max(q, 1e-16)
+            return lam, sigma * sigma * dm * max(q, 1e-16)
+        return lam, 2.0 * dm * max(q, 1e-16)
+
+    return _pair_terms
+
+
+_pair_terms = njit(cache=True, error_model="numpy")(_pair_terms_template(True))
 
 
 @njit(cache=True, error_model="numpy")
@@ -168,33 +187,52 @@ def _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, 
                         c, u, fm, product, g, h)
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
-                  fm, product, g, h):
-    """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
-    has |dM| = 0 and adds nothing.  The common settings get their own compiled loop
-    (literal flags); anything else runs the general one.  Returns S."""
-    if hess_mode == HESS_LIGHTGBM and dist and not by_score and cdf.shape[0] <= STACK_DOUBLES:
-        if product:
-            return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, True, g, h)
-        return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, False, g, h)
-    if not dist and hess_mode == HESS_LIGHTGBM:
-        if product and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
-            return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                c, u, fm, True, g, h, True)
-        if product and by_score:
-            return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                c, u, fm, True, g, h)
-        if product:
-            return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
-                                c, u, fm, True, g, h)
-        if by_score:
-            return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                c, u, fm, False, g, h)
-        return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
-                            c, u, fm, False, g, h)
-    return _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
-                        fm, product, g, h)
+def _pairs_linear_template(form_code, bound_code, lean):
+    """``_pairs_linear`` for one form and bounding (``ANY``: decided per call); ``lean``:
+    for LightGBM's hessian without score normalisation only.  The loops a variant cannot
+    run are pruned before typing, so that it compiles (and vectorises) only its own."""
+    ON_PRODUCT, ON_PREFIX = (form_code in (ANY, f) for f in (PRODUCT, PREFIX))
+    ON_DIST = bound_code in (ANY, BOUND_DIST)
+    ON_PLAIN = bound_code != BOUND_DIST
+    ON_BY_SCORE = not lean
+    ON_GENERAL = not lean or ON_DIST
+
+    def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
+                      fm, product, g, h):
+        """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
+        has |dM| = 0 and adds nothing.  The common settings get their own compiled loop
+        (literal flags); anything else runs the general one.  Returns S."""
+        if ON_DIST and hess_mode == HESS_LIGHTGBM and dist and not by_score and cdf.shape[0] <= STACK_DOUBLES:
+            if ON_PRODUCT and product:
+                return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, True, g, h)
+            if ON_PREFIX and not product:
+                return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, False, g, h)
+        if ON_PLAIN and not dist and hess_mode == HESS_LIGHTGBM:
+            if ON_PRODUCT and ON_BY_SCORE and product and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
+                return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
+                                    c, u, fm, True, g, h, True)
+            if ON_PRODUCT and ON_BY_SCORE and product and by_score:
+                return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
+                                    c, u, fm, True, g, h)
+            if ON_PRODUCT and product:
+                return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
+                                    c, u, fm, True, g, h)
+            if ON_PREFIX and ON_BY_SCORE and by_score:
+                return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
+                                    c, u, fm, False, g, h)
+            if ON_PREFIX:
+                return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
+                                    c, u, fm, False, g, h)
+        if ON_GENERAL:
+            return _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
+                                fm, product, g, h)
+        raise ValueError("_pairs_linear: settings outside this variant's")
+
+    return _pairs_linear
+
+
+_LINEAR_OPTIONS = {"error_model": "numpy", "fastmath": {"reassoc", "contract", "nsz", "arcp"}}
+_pairs_linear = njit(cache=True, **_LINEAR_OPTIONS)(_pairs_linear_template(ANY, ANY, False))
 
 
 @njit(cache=True, inline="always")
@@ -208,30 +246,40 @@ def _add_pair(g, h, hi, lo, lam, hh):
     return 2.0 * lam
 
 
-@njit(cache=True)
-def _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
-                  hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h):
-    """Any metric, exp (or LightGBM's table) per pair, skipping pairs of zero delta: the
-    path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  Returns S."""
-    n = s.shape[0]
-    total = 0.0
-    for i in range(top):
-        li = lab[i]
-        for j in range(i + 1, n):
-            lj = lab[j]
-            if li == lj:
-                continue
-            dm = delta(form, i, j, aux, norm, first, second)
-            if dm == 0.0:
-                continue
-            if li > lj:
-                hi, lo = i, j
-            else:
-                hi, lo = j, i
-            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
-                                  per_pair_exp, table, dist, hi > lo, cdf, c, u, fm)
-            total += _add_pair(g, h, hi, lo, lam, hh)
-    return total
+def _pairs_sparse_template(form_code):
+    """``_pairs_sparse`` for one swap-delta form (``ANY``: any form)."""
+    FORM = form_code
+
+    def _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
+                      hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h):
+        """Any metric, exp (or LightGBM's table) per pair, skipping pairs of zero delta: the
+        path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  Returns S."""
+        if FORM != ANY and form != FORM:
+            raise ValueError("_pairs_sparse: called with another form than its variant's")
+        n = s.shape[0]
+        total = 0.0
+        for i in range(top):
+            li = lab[i]
+            for j in range(i + 1, n):
+                lj = lab[j]
+                if li == lj:
+                    continue
+                dm = delta(form, i, j, aux, norm, first, second)
+                if dm == 0.0:
+                    continue
+                if li > lj:
+                    hi, lo = i, j
+                else:
+                    hi, lo = j, i
+                lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
+                                      per_pair_exp, table, dist, hi > lo, cdf, c, u, fm)
+                total += _add_pair(g, h, hi, lo, lam, hh)
+        return total
+
+    return _pairs_sparse
+
+
+_pairs_sparse = njit(cache=True)(_pairs_sparse_template(ANY))
 
 
 @njit(cache=True)
@@ -286,59 +334,77 @@ def exp_ratios(s, sigma, table):
     return e, per_pair_exp
 
 
-@njit(cache=True)
-def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
-                   hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
-    """Gradients and hessians of one list, written into ``grad`` and ``hess``.
+def _list_gradients_template(metric_code, form_code, bound_code, lean):
+    """``list_gradients`` for one metric, its form and one bounding (``ANY``: read from the
+    arguments), ``lean``: for LightGBM's hessian without score normalisation only.  The
+    branches of the other forms and boundings are pruned before typing, so a variant
+    compiles the pair loops its objective runs and nothing else."""
+    ON_FIRST, ON_LINEAR, ON_CASCADE = (form_code == ANY or form_code in fs
+                                       for fs in ((FIRST,), (PRODUCT, PREFIX), (CASCADE,)))
+    ON_DIST, ON_SCALE = (bound_code in (ANY, b) for b in (BOUND_DIST, BOUND_LINEAR))
+    KEY = (metric_code, form_code, bound_code)
+    LEAN = lean
 
-    ``metric`` is the metric's kernel code and ``form`` its swap-delta form code
-    (``_deltas.delta_codes``); an unknown code or form raises.
+    def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
+                       hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
+        """Gradients and hessians of one list, written into ``grad`` and ``hess``.
 
-    Bounding: ``BOUND_LINEAR`` multiplies every delta by ``scale`` (1 / (max - min),
-    1 / E or 1 / (max - E); 0 for a list that cannot be bounded); ``BOUND_DIST`` replaces
-    it by the change of the smoothed CDF ``cdf`` (tabulated over [x0, x1]) between the
-    list's current metric value and the value after the swap."""
-    n = scores.shape[0]
-    for r in range(n):
-        grad[r] = 0.0
-        hess[r] = 0.0
-    if n < 2:
-        return
-    order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
-                                                                         threshold, p, trunc, score_norm)
-    dist = bound_code == BOUND_DIST
-    c = u = fm = 0.0
-    if dist:
-        if x1 <= x0:
+        ``metric`` is the metric's kernel code and ``form`` its swap-delta form code
+        (``_deltas.delta_codes``); an unknown code or form raises.
+
+        Bounding: ``BOUND_LINEAR`` multiplies every delta by ``scale`` (1 / (max - min),
+        1 / E or 1 / (max - E); 0 for a list that cannot be bounded); ``BOUND_DIST`` replaces
+        it by the change of the smoothed CDF ``cdf`` (tabulated over [x0, x1]) between the
+        list's current metric value and the value after the swap."""
+        if (KEY[0] != ANY and metric != KEY[0]) or (KEY[1] != ANY and form != KEY[1]) or \
+                (KEY[2] != ANY and bound_code != KEY[2]) or (LEAN and (hess_mode != HESS_LIGHTGBM or score_norm)):
+            raise ValueError("list_gradients: called with other settings than its variant's")
+        n = scores.shape[0]
+        for r in range(n):
+            grad[r] = 0.0
+            hess[r] = 0.0
+        if n < 2:
             return
-        c, u, fm = distribution_setup(cdf, x0, x1, list_value(metric, aux, norm, p))
-    elif bound_code == BOUND_LINEAR:
-        norm *= scale
-    if norm == 0.0:
-        return
-    g = np.zeros(n)
-    h = np.zeros(n)
-    e, per_pair_exp = exp_ratios(s, sigma, table)
-    if per_pair_exp:
-        total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score,
-                              eps, hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h)
-    elif form == FIRST:
-        total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode,
-                          dist, cdf, c, u, fm, g, h)
-    elif form == PRODUCT or form == PREFIX:
-        total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
-                              c, u, fm, form == PRODUCT, g, h)
-    elif form == CASCADE:  # no linear form: the general loop, one O(1) delta per pair
-        total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
-                              hess_mode, False, False, dist, cdf, c, u, fm, g, h)
-    else:
-        raise ValueError("list_gradients: unknown swap-delta form")
-    factor = 1.0
-    if list_norm and total > 0.0:
-        factor = math.log2(1.0 + total) / total
-    for r in range(n):
-        grad[order[r]] = g[r] * factor
-        hess[order[r]] = h[r] * factor
+        order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
+                                                                             threshold, p, trunc, score_norm)
+        dist = bound_code == BOUND_DIST
+        c = u = fm = 0.0
+        if ON_DIST and dist:
+            if x1 <= x0:
+                return
+            c, u, fm = distribution_setup(cdf, x0, x1, list_value(metric, aux, norm, p))
+        elif ON_SCALE and bound_code == BOUND_LINEAR:
+            norm *= scale
+        if norm == 0.0:
+            return
+        g = np.zeros(n)
+        h = np.zeros(n)
+        e, per_pair_exp = exp_ratios(s, sigma, table)
+        if per_pair_exp:
+            total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score,
+                                  eps, hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h)
+        elif ON_FIRST and form == FIRST:
+            total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode,
+                              dist, cdf, c, u, fm, g, h)
+        elif ON_LINEAR and (form == PRODUCT or form == PREFIX):
+            total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
+                                  c, u, fm, form == PRODUCT, g, h)
+        elif ON_CASCADE and form == CASCADE:  # no linear form: the general loop, one O(1) delta per pair
+            total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
+                                  hess_mode, False, False, dist, cdf, c, u, fm, g, h)
+        else:
+            raise ValueError("list_gradients: unknown swap-delta form")
+        factor = 1.0
+        if list_norm and total > 0.0:
+            factor = math.log2(1.0 + total) / total
+        for r in range(n):
+            grad[order[r]] = g[r] * factor
+            hess[order[r]] = h[r] * factor
+
+    return list_gradients
+
+
+list_gradients = njit(cache=True)(_list_gradients_template(ANY, ANY, ANY, False))
 
 
 def all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
@@ -378,14 +444,74 @@ def _c_float64(a) -> np.ndarray:
     return np.require(a, dtype=np.float64, requirements=["C", "W"])
 
 
+def _all_gradients_template(metric_code, form_code, bound_code, lean):
+    """The loop over lists ``q0 <= q < q1`` of one variant (its key is held in closure
+    cells: numba's on-disk cache keeps one entry per variant).  It releases the GIL:
+    ``_all_gradients`` runs ranges of lists on threads.  (Not a numba ``prange``: the
+    parallel compilation doubled the first call's compile time, for nothing a thread pool
+    over list ranges does not do as well.)"""
+    KEY = (metric_code, form_code, bound_code)
+    LEAN = lean
+
+    def _gradients_range(scores, labels, ptr, q0, q1, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
+                         hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
+        """Gradients and hessians of lists ``q0..q1-1`` into ``grad`` and ``hess``; list q is
+        rows ``ptr[q]:ptr[q+1]``.  ``scale``, ``x0``, ``x1`` hold one entry and ``cdf`` one
+        row per list (ignored without bounding)."""
+        if metric != KEY[0] or form != KEY[1] or bound_code != KEY[2] or \
+                (LEAN and (hess_mode != HESS_LIGHTGBM or score_norm)):
+            raise ValueError("_all_gradients: called with other settings than its variant's")
+        for q in range(q0, q1):
+            a, b = ptr[q], ptr[q + 1]
+            list_gradients(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,
+                           list_norm, hess_mode, table, gain_code, threshold, bound_code, scale[q],
+                           cdf[q], x0[q], x1[q], grad[a:b], hess[a:b])
+
+    return _gradients_range
+
+
+@kernel_variants
+def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: bool):
+    """The compiled gradient loop of one metric code, its form code and one bound code (none
+    or a linear map); ``lean``: for LightGBM's hessian (the mode the kernels run, XGBoost's
+    at sigma 1 included) without score normalisation, the default objective's settings
+    (``is_lean``; every other setting runs ``_all_gradients_general``).  A variant holds
+    only the kernels its objective runs, so its first call compiles those only (numba's
+    on-disk cache keeps each variant: ``scripts/warmup.py`` fills it)."""
+    tag = "_".join(str(c).replace("-", "any") for c in (metric_code, form_code, bound_code)) + \
+        ("_lean" if lean else "_full")
+    prepare_v, delta_v, list_value_v = metric_kernels(metric_code, form_code, tag)
+    with_dist = bound_code in (ANY, BOUND_DIST)
+    terms = jit_variant(_pair_terms_template(with_dist), tag, {"error_model": "numpy"})
+    pair = jit_variant(_linear_pair.py_func, tag, {"error_model": "numpy"}, _pair_terms=terms)
+    loop = jit_variant(_linear_loop.py_func, tag, dict(_LINEAR_OPTIONS, inline="always"), _linear_pair=pair)
+    linear = jit_variant(_pairs_linear_template(form_code, bound_code, lean), tag, _LINEAR_OPTIONS,
+                         _linear_loop=loop)
+    ranked = jit_variant(ranked_list.py_func, tag, {"inline": "always"}, prepare=prepare_v)
+    sparse = jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=delta_v, _pair_terms=terms)
+    rr = jit_variant(_pairs_rr.py_func, tag, {}, _pair_terms=terms)
+    per_list = jit_variant(_list_gradients_template(metric_code, form_code, bound_code, lean), tag,
+                           {"inline": "always"}, ranked_list=ranked, list_value=list_value_v, _pairs_sparse=sparse,
+                           _pairs_linear=linear, _pairs_rr=rr)
+    return jit_variant(_all_gradients_template(metric_code, form_code, bound_code, lean), tag,
+                       {"nogil": True, "cache": True}, list_gradients=per_list)
+
+
+def is_lean(hess_mode, score_norm, bound_code) -> bool:
+    """Whether a call runs a variant (``gradient_kernel``): LightGBM's hessian mode, no score
+    normalisation, no distribution map.  Every other call runs ``_all_gradients_general``."""
+    return int(hess_mode) == HESS_LIGHTGBM and not score_norm and int(bound_code) != BOUND_DIST
+
+
 @njit(parallel=True, cache=True)
-def _all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
-                   hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
-    """Gradients and hessians of every list; list q is rows ``ptr[q]:ptr[q+1]``.
-    Callers take (metric, form) from ``_deltas.delta_codes``, which checks them: an
-    exception inside this parallel loop cannot reach Python cleanly.
-    ``scale``, ``x0``, ``x1`` hold one entry and ``cdf`` one row per list (ignored
-    without bounding)."""
+def _all_gradients_general(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
+                           hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
+    """Gradients and hessians of every list (list q is rows ``ptr[q]:ptr[q+1]``), any
+    settings: the kernel of the settings no variant covers (score normalisation, XGBoost's
+    hessian at sigma != 1, the distribution map).  Kept as it was, a parallel loop over the
+    general ``list_gradients``: under fastmath LLVM vectorises (and so rounds) the pair
+    loops by the code around them, and only the lean variants were checked equal to this
+    kernel's values to the bit (docs/speed.md, "First use")."""
     n = scores.shape[0]
     grad = np.empty(n)
     hess = np.empty(n)
@@ -395,3 +521,71 @@ def _all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_nor
                        list_norm, hess_mode, table, gain_code, threshold, bound_code, scale[q],
                        cdf[q], x0[q], x1[q], grad[a:b], hess[a:b])
     return grad, hess
+
+
+#: list ranges per thread in a call (a little dynamic balancing: lists differ in length)
+_CHUNKS_PER_THREAD = 4
+_pool = (None, 0, 0)  # (executor, its thread count, the process it was made in)
+_pool_lock = threading.Lock()
+
+
+def _thread_pool(n_threads: int) -> ThreadPoolExecutor:
+    """The process's pool of gradient threads, (re)made when the thread count changes and
+    in a forked child (whose copy of the parent's pool has no threads)."""
+    global _pool
+    with _pool_lock:
+        pool, size, pid = _pool
+        if pool is None or size != n_threads or pid != os.getpid():
+            pool = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="gbrank-gradients")
+            _pool = (pool, n_threads, os.getpid())
+        return pool
+
+
+def _all_gradients_entry(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
+                         hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
+    """Gradients and hessians of every list; list q is rows ``ptr[q]:ptr[q+1]``, through
+    the variant of its settings (``gradient_kernel``), ranges of lists on
+    ``numba.get_num_threads()`` threads.  Callers take (metric, form) from
+    ``_deltas.delta_codes``, which checks them.  The first call of a variant that numba's
+    on-disk cache does not hold logs one line (``compile_notice``).  Each list is
+    computed alone, so the values do not depend on the number of threads."""
+    if not is_lean(hess_mode, score_norm, bound_code):
+        args = (scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode, table,
+                gain_code, threshold, bound_code, scale, cdf, x0, x1)
+        compile_notice(_all_gradients_general, "the LambdaRank kernels of any setting", args,
+                       GENERAL_COMPILE_SECONDS)
+        return _all_gradients_general(*args)
+    kernel = gradient_kernel(int(metric), int(form), int(bound_code), True)
+    n = scores.shape[0]
+    grad = np.empty(n)
+    hess = np.empty(n)
+    n_lists = ptr.shape[0] - 1
+    head = (scores, labels, ptr)
+    tail = (metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode, table, gain_code, threshold,
+            bound_code, scale, cdf, x0, x1, grad, hess)
+    compile_notice(kernel, objective_family(int(metric), int(bound_code)), head + (0, n_lists) + tail,
+                   GRADIENT_COMPILE_SECONDS)
+    n_threads = min(numba.get_num_threads(), n_lists)
+    if n_threads <= 1 or not kernel.overloads:  # a first call compiles (or loads) in this thread
+        kernel(*head, 0, n_lists, *tail)
+    else:
+        bounds = np.linspace(0, n_lists, min(n_lists, n_threads * _CHUNKS_PER_THREAD) + 1).astype(np.int64)
+        futures = [_thread_pool(n_threads).submit(kernel, *head, int(q0), int(q1), *tail)
+                   for q0, q1 in zip(bounds[:-1], bounds[1:]) if q1 > q0]
+        for f in futures:
+            f.result()
+    return grad, hess
+
+
+_all_gradients = KernelFamily(_all_gradients_entry, gradient_kernel)
+
+
+def objective_family(metric_code: int, bound_code: int) -> str:
+    """How the first-use notice names an objective's kernels, e.g. "the nDCG LambdaRank
+    kernels" or "the AP LambdaRank kernels (distribution bounding)"."""
+    from ..metrics import METRICS
+
+    name = next((r.name for r in METRICS.values() if r.code == metric_code), str(metric_code))
+    label = {"ndcg": "nDCG", "nrbp": "nRBP"}.get(name, name.upper())
+    bound = {BOUND_LINEAR: " (linear bounding)", BOUND_DIST: " (distribution bounding)"}.get(bound_code, "")
+    return f"the {label} LambdaRank kernels{bound}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._jit import KernelFamily, compile_notice, jit_variant, kernel_variants
 from ._record import (AP, AUC, BPREF, DCG, ERR, F1, JUDGED, MAX_RANK, MEAN_RANK, NDCG, NRBP, NRBP_LOSS, PREC, RBP,
                       RBP_GRADED, RBP_RESIDUAL, RECALL, RPREC, RR, SUCCESS)
 
@@ -30,6 +31,10 @@ from ._record import (AP, AUC, BPREF, DCG, ERR, F1, JUDGED, MAX_RANK, MEAN_RANK,
 #: loop (an exception raised inside numba's ``prange`` cannot reach Python cleanly)
 KERNEL_CODES = frozenset((NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS,
                           SUCCESS, RPREC, BPREF, ERR, F1, JUDGED, RBP_GRADED, RBP_RESIDUAL))
+
+#: about how long a first call compiles with an empty cache (docs/speed.md, "First use")
+EVALUATE_COMPILE_SECONDS = 3.0
+
 
 GAIN_EXP, GAIN_LINEAR = 0, 1
 TIES_AVERAGE, TIES_PESSIMISTIC, TIES_OPTIMISTIC, TIES_STABLE, TIES_KEY = 0, 1, 2, 3, 4
@@ -418,56 +423,76 @@ def _judged(judged, rel):
     return np.ones(rel.shape[0]) if judged.shape[0] == 0 else judged
 
 
-@njit(cache=True)
-def metric_value(code, k, p, gains, rel, judged, groups, ap_divisor, top_gain):
-    """Dispatch one metric on one list in rank order.
+def _metric_value_template(codes):
+    """``metric_value`` compiled for the metric codes ``codes`` only (None: every code): a
+    branch whose flag is False is pruned before typing, so its kernel is not compiled."""
+    on = {c: codes is None or c in codes for c in KERNEL_CODES}
+    (ON_NDCG, ON_DCG, ON_AP, ON_RR, ON_RBP, ON_NRBP, ON_PREC, ON_RECALL, ON_AUC, ON_MEAN_RANK, ON_MAX_RANK,
+     ON_NRBP_LOSS, ON_SUCCESS, ON_RPREC, ON_BPREF, ON_ERR, ON_F1, ON_JUDGED, ON_RBP_GRADED, ON_RBP_RESIDUAL) = (
+        on[c] for c in (NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS, SUCCESS,
+                        RPREC, BPREF, ERR, F1, JUDGED, RBP_GRADED, RBP_RESIDUAL))
 
-    ``gains``, ``rel`` and ``judged`` hold the ranked items first, in rank order (tie groups
-    ``groups``, ``groups[-1]`` of them), then any judged items the run did not rank: those
-    count in R, the ideal DCG and the judged totals, never as ranked.  ``top_gain`` is the
-    gain of the top grade of the scale (ERR, graded RBP).  An empty ``judged``: every item
-    is judged."""
-    if code == NDCG:
-        return ndcg(gains, groups, k)
-    if code == DCG:
-        return dcg(gains, groups, k)
-    if code == AP:
-        return average_precision(rel, groups, k, ap_divisor)
-    if code == RR:
-        return reciprocal_rank(rel, groups, k)
-    if code == RBP:
-        return rbp(rel, groups, p)
-    if code == NRBP:
-        return nrbp(rel, groups, p)
-    if code == PREC:
-        return precision(rel, groups, k)
-    if code == RECALL:
-        return recall(rel, groups, k)
-    if code == AUC:
-        return auc(rel, groups)
-    if code == MEAN_RANK:
-        return mean_rank(rel, groups)
-    if code == MAX_RANK:
-        return max_rank(rel, groups)
-    if code == NRBP_LOSS:
-        return nrbp_loss(rel, groups)
-    if code == SUCCESS:
-        return success(rel, groups, k)
-    if code == RPREC:
-        return r_precision(rel, groups)
-    if code == BPREF:
-        return bpref(rel, _judged(judged, rel), groups)
-    if code == ERR:
-        return err(gains, groups, k, top_gain)
-    if code == F1:
-        return f1(rel, groups, k)
-    if code == JUDGED:
-        return judged_at(_judged(judged, rel), groups, k)
-    if code == RBP_GRADED:
-        return rbp(gains, groups, p) / top_gain if top_gain > 0.0 else 0.0
-    if code == RBP_RESIDUAL:
-        return rbp_residual(_judged(judged, rel), groups, p)
-    raise ValueError("metric_value: unknown metric code (not in gbrank.metrics' record)")
+    def metric_value(code, k, p, gains, rel, judged, groups, ap_divisor, top_gain):
+        """Dispatch one metric on one list in rank order.
+
+        ``gains``, ``rel`` and ``judged`` hold the ranked items first, in rank order (tie groups
+        ``groups``, ``groups[-1]`` of them), then any judged items the run did not rank: those
+        count in R, the ideal DCG and the judged totals, never as ranked.  ``top_gain`` is the
+        gain of the top grade of the scale (ERR, graded RBP).  An empty ``judged``: every item
+        is judged."""
+        if ON_NDCG and code == NDCG:
+            return ndcg(gains, groups, k)
+        if ON_DCG and code == DCG:
+            return dcg(gains, groups, k)
+        if ON_AP and code == AP:
+            return average_precision(rel, groups, k, ap_divisor)
+        if ON_RR and code == RR:
+            return reciprocal_rank(rel, groups, k)
+        if ON_RBP and code == RBP:
+            return rbp(rel, groups, p)
+        if ON_NRBP and code == NRBP:
+            return nrbp(rel, groups, p)
+        if ON_PREC and code == PREC:
+            return precision(rel, groups, k)
+        if ON_RECALL and code == RECALL:
+            return recall(rel, groups, k)
+        if ON_AUC and code == AUC:
+            return auc(rel, groups)
+        if ON_MEAN_RANK and code == MEAN_RANK:
+            return mean_rank(rel, groups)
+        if ON_MAX_RANK and code == MAX_RANK:
+            return max_rank(rel, groups)
+        if ON_NRBP_LOSS and code == NRBP_LOSS:
+            return nrbp_loss(rel, groups)
+        if ON_SUCCESS and code == SUCCESS:
+            return success(rel, groups, k)
+        if ON_RPREC and code == RPREC:
+            return r_precision(rel, groups)
+        if ON_BPREF and code == BPREF:
+            return bpref(rel, _judged(judged, rel), groups)
+        if ON_ERR and code == ERR:
+            return err(gains, groups, k, top_gain)
+        if ON_F1 and code == F1:
+            return f1(rel, groups, k)
+        if ON_JUDGED and code == JUDGED:
+            return judged_at(_judged(judged, rel), groups, k)
+        if ON_RBP_GRADED and code == RBP_GRADED:
+            return rbp(gains, groups, p) / top_gain if top_gain > 0.0 else 0.0
+        if ON_RBP_RESIDUAL and code == RBP_RESIDUAL:
+            return rbp_residual(_judged(judged, rel), groups, p)
+        raise ValueError("metric_value: unknown metric code (not in gbrank.metrics' record)")
+
+    return metric_value
+
+
+def _every_code():
+    fn = _metric_value_template(None)
+    fn.__qualname__ = fn.__name__  # a module-level name: documented and pickled as one
+    return fn
+
+
+#: every metric code compiled in (the evaluator's own variants compile the codes of one call only)
+metric_value = njit(cache=True)(_every_code())
 
 
 @njit(cache=True)
@@ -549,24 +574,66 @@ def list_metrics(scores, labels, keys, row_gains, row_judged, n_ranked, codes, k
     return rel.sum()
 
 
-@njit(parallel=True, cache=True)
+def _evaluate_lists_template(mask):
+    """The parallel loop of ``evaluate_lists`` for the metric codes in the bit mask ``mask``
+    (bit c: code c); it refuses other codes before the loop."""
+    MASK = mask
+
+    def evaluate_lists(scores, labels, keys, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold,
+                       ties, ap_divisor, top_gain):
+        for m in range(codes.shape[0]):
+            if codes[m] < 0 or codes[m] > 62 or not (MASK >> codes[m]) & 1:
+                raise ValueError("evaluate_lists: a metric code outside this kernel variant's codes")
+        n_lists = starts.shape[0] - 1
+        values = np.empty((n_lists, codes.shape[0]))
+        n_rel = np.empty(n_lists)
+        for i in prange(n_lists):
+            a, b = starts[i], starts[i + 1]
+            n_rel[i] = list_metrics(scores[a:b], labels[a:b], keys[a:b], row_gains[a:b], row_judged[a:b],
+                                    n_ranked[i], codes, ks, ps, threshold, ties, ap_divisor, top_gain, values[i])
+        return values, n_rel
+
+    return evaluate_lists
+
+
+@kernel_variants
+def evaluate_kernel(codes: frozenset):
+    """The compiled parallel loop over lists for the metric codes ``codes`` (and the metric
+    kernels they need, nothing else), built on first use (numba's on-disk cache keeps each
+    variant)."""
+    mask = sum(1 << int(c) for c in codes)
+    tag = "all" if codes == KERNEL_CODES else "codes_" + "_".join(str(int(c)) for c in sorted(codes))
+    dispatch = jit_variant(_metric_value_template(frozenset(codes)), tag, {})
+    per_list = jit_variant(list_metrics.py_func, tag, {}, metric_value=dispatch)
+    return jit_variant(_evaluate_lists_template(mask), tag, {"parallel": True, "cache": True}, list_metrics=per_list)
+
+
 def evaluate_lists(scores, labels, keys, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold, ties,
-                   ap_divisor, top_gain):
+                    ap_divisor, top_gain):
     """Parallel loop over lists; list i is rows ``starts[i]:starts[i+1]``, of which the first
     ``n_ranked[i]`` are ranked by ``scores`` (the others: judged items the run did not rank).
     ``row_gains`` are the gains of the rows' labels, ``row_judged`` 1.0 for a judged row,
-    ``keys`` the tie-break keys of ``TIES_KEY`` (ignored by the other policies).
+    ``keys`` the tie-break keys of ``TIES_KEY`` (ignored by the other policies); ``codes``,
+    ``ks``, ``ps``: the metrics (int64, int64, float64 arrays).
 
-    Returns (values[n_lists, n_metrics], n_relevant[n_lists]).
-    """
-    n_lists = starts.shape[0] - 1
-    values = np.empty((n_lists, codes.shape[0]))
-    n_rel = np.empty(n_lists)
-    for i in prange(n_lists):
-        a, b = starts[i], starts[i + 1]
-        n_rel[i] = list_metrics(scores[a:b], labels[a:b], keys[a:b], row_gains[a:b], row_judged[a:b], n_ranked[i],
-                                codes, ks, ps, threshold, ties, ap_divisor, top_gain, values[i])
-    return values, n_rel
+    Returns (values[n_lists, n_metrics], n_relevant[n_lists]).  One metric runs its own
+    compiled variant (``evaluate_kernel``: a first call compiles that metric's kernels
+    only, as a boosting library's early stopping on one metric needs); several metrics run
+    the variant of every code (one pass over the lists; ``scripts/warmup.py`` caches both
+    kinds)."""
+    unknown = sorted(set(np.asarray(codes).tolist()) - KERNEL_CODES)
+    if unknown:
+        raise ValueError(f"evaluate_lists: metric code(s) {unknown} have no kernel; known codes: "
+                         f"{sorted(KERNEL_CODES)}")
+    asked = frozenset(np.asarray(codes).tolist())
+    kernel = evaluate_kernel(asked if len(asked) == 1 else KERNEL_CODES)
+    args = (scores, labels, keys, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold, ties,
+            ap_divisor, top_gain)
+    compile_notice(kernel, "the evaluator's kernels", args, EVALUATE_COMPILE_SECONDS)
+    return kernel(*args)
+
+
+evaluate_lists = KernelFamily(evaluate_lists, evaluate_kernel)
 
 
 @njit(parallel=True)
