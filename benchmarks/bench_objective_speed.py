@@ -351,11 +351,12 @@ def long_list_memory():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=4800)
-    parser.add_argument("--rounds", type=int, default=100, help="LightGBM rounds")
-    parser.add_argument("--xgboost-rounds", type=int, default=30)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=4800, help="lists of the synthetic MSLR-sized set (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=100, help="LightGBM rounds (default: %(default)s)")
+    parser.add_argument("--xgboost-rounds", type=int, default=30, help="XGBoost rounds (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="threads of LightGBM and XGBoost; numba uses NUMBA_NUM_THREADS (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=2, help="interleaved repeats of each timing (default: %(default)s)")
     parser.add_argument("--library", choices=("lightgbm", "xgboost", "both"), default="both",
                         help="whose training runs (part 1) to time")
     parser.add_argument("--quick", action="store_true", help="300 lists, 10 rounds, 1 repeat")

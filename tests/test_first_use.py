@@ -74,3 +74,24 @@ def test_run_checks_compile_once_for_any_code_width():
         gbrank.evaluate_run(run, pd.DataFrame({"qid": ["q1"], "docid": ["d1"], "relevance": [1]}), depth=2)
     assert len(_group.first_duplicate.signatures) == 1
     assert len(_group.group_order.signatures) == 1
+
+
+def test_ideal_orders_sorted_by_the_stable_argsort_are_np_sorts():
+    """nDCG's and nRBP's normalisers sort with the argsort the ranking compiles anyway: the
+    same values in the same order as ``np.sort``, so the same sums, to the bit."""
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 40, 300):
+        for _ in range(20):
+            values = rng.integers(0, 5, n).astype(float) * rng.choice([1.0, 0.5, 3.0])
+            expected = -np.sort(-values)
+            got = metric_kernels.descending(values)
+            assert np.array_equal(got, expected) and not np.signbit(got).any()
+            total = 0.0
+            for q in range(n):
+                total += expected[q] * metric_kernels.discount(q)
+            assert metric_kernels.ideal_dcg(values, n) == total
+            rel = (values > 0).astype(float)
+            plain = metric_kernels.rbp(-np.sort(-rel), np.arange(n + 1), 0.8)
+            if plain > 0:
+                assert metric_kernels.nrbp(rel, np.arange(n + 1), 0.8) == metric_kernels.rbp(rel, np.arange(n + 1),
+                                                                                                0.8) / plain

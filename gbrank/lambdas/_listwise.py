@@ -30,6 +30,7 @@ from numba import njit, prange
 
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_labels, check_number
 from ..metrics import GAINS, METRICS, check_bounding, parse, with_listwise
+from ._objective import EqualByParams
 
 # family codes of the kernel
 FAM_NDCG, FAM_AP, FAM_RR, FAM_NRBP, FAM_SOFTMAX, FAM_LISTNET, FAM_LISTMLE, FAM_NEURAL_NDCG = range(8)
@@ -161,21 +162,23 @@ def _rank_part_subset(m, a, inv_t, idx, grad, hb, hc):
 
 
 @njit(cache=True)
-def _ideal_dcg(gains):
+def _gains_and_ideal_dcg(y, gain_code):
+    """The gains of labels ``y`` and their ideal DCG (the gains sorted, log2 discount)."""
+    n = y.shape[0]
+    gains = np.empty(n)
+    for i in range(n):
+        gains[i] = _gain(y[i], gain_code)
     g = np.sort(gains)[::-1]
     total = 0.0
-    for r in range(g.shape[0]):
+    for r in range(n):
         total += g[r] / math.log2(r + 2.0)
-    return total
+    return gains, total
 
 
 @njit(cache=True)
 def _ndcg(s, y, inv_t, gain_code, grad, hb, hc):
     n = s.shape[0]
-    gains = np.empty(n)
-    for i in range(n):
-        gains[i] = _gain(y[i], gain_code)
-    idcg = _ideal_dcg(gains)
+    gains, idcg = _gains_and_ideal_dcg(y, gain_code)
     if not idcg > 0.0:
         return 0.0
     m, r = _pair_matrix(s, inv_t)
@@ -374,10 +377,7 @@ def _listmle(s, y, inv_t, grad, hb, hc):
 @njit(cache=True)
 def _neural_ndcg(s, y, inv_t, gain_code, grad, hb, hc):
     n = s.shape[0]
-    gains = np.empty(n)
-    for i in range(n):
-        gains[i] = _gain(y[i], gain_code)
-    idcg = _ideal_dcg(gains)
+    gains, idcg = _gains_and_ideal_dcg(y, gain_code)
     if not idcg > 0.0:
         return 0.0
     spread = np.zeros(n)  # B_i = sum_j |s_i - s_j|
@@ -549,7 +549,7 @@ def parse_listwise(name: str, bounding=None) -> tuple[str, float | None, str | N
 # the objective
 
 
-class ListwiseObjective:
+class ListwiseObjective(EqualByParams):
     r"""A smoothed listwise loss as a gradient-boosting objective.
 
     Per list (query) of scores s and labels l the loss is one of::
@@ -650,12 +650,6 @@ class ListwiseObjective:
         shown = [f"metric={self.name!r}"] + [f"{k}={v!r}" for k, v in self.get_params().items()
                                              if k not in ("metric", "p", "bounding") and v != defaults[k]]
         return f"ListwiseObjective({', '.join(shown)})"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, ListwiseObjective) and self.get_params() == other.get_params()
-
-    def __hash__(self):
-        return hash(tuple(self.get_params().items()))
 
     @property
     def name(self) -> str:

@@ -34,7 +34,18 @@ def parse_objective_metric(metric: str, p=None, truncation=None, bounding=None):
     return spec.name, (spec.p or None), trunc, spec.bounding or bounding
 
 
-class LambdaObjective:
+class EqualByParams:
+    """Mixin of the objectives: equal when of one class with equal ``get_params()`` (so a
+    configured objective is a value, as scikit-learn's ``clone`` expects), hashed by them."""
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self.get_params() == other.get_params()
+
+    def __hash__(self):
+        return hash(tuple(self.get_params().items()))
+
+
+class LambdaObjective(EqualByParams):
     """LambdaRank gradients for gradient boosting with the swap delta of a chosen metric.
 
     For each pair (i, j) of one list with l_i > l_j and score difference d = s_i - s_j,
@@ -210,12 +221,6 @@ class LambdaObjective:
         defaults = LambdaObjective().get_params()
         shown = [f"{k}={v!r}" for k, v in self.get_params().items() if k == "metric" or v != defaults[k]]
         return f"LambdaObjective({', '.join(shown)})"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, LambdaObjective) and self.get_params() == other.get_params()
-
-    def __hash__(self):
-        return hash(tuple(self.get_params().items()))
 
     @property
     def name(self) -> str:

@@ -93,9 +93,17 @@ def dcg(gains, groups, k):
 
 
 @njit(cache=True)
+def descending(values):
+    """``values`` sorted from largest to smallest: the stable argsort the ranking kernels
+    compile anyway (``rank_order``), rather than ``np.sort``, whose quicksort would be
+    compiled as well (about 1.5 s of a first call with an empty cache)."""
+    return values[np.argsort(-values, kind="mergesort")]
+
+
+@njit(cache=True)
 def ideal_dcg(gains, k):
     """DCG@k of the ideal order of ``gains`` (any order on input)."""
-    ordered = -np.sort(-gains)
+    ordered = descending(gains)
     kk = _cut(k, ordered.shape[0])
     total = 0.0
     for q in range(kk):
@@ -139,7 +147,7 @@ def rbp(rel, groups, p):
 @njit(cache=True)
 def nrbp(rel, groups, p):
     """nRBP(p) = RBP / RBP(ideal order); for binary rel the ideal is 1 - p**R."""
-    ideal = rbp(-np.sort(-rel), np.arange(rel.shape[0] + 1), p)
+    ideal = rbp(descending(rel), np.arange(rel.shape[0] + 1), p)
     if ideal == 0.0:
         return np.nan
     return rbp(rel, groups, p) / ideal
