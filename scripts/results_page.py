@@ -42,6 +42,8 @@ TEMPLATE = ROOT / "scripts" / "results_template.md"
 MQ_TUNED = "bench-letor-mq2008-tuned"
 MSLR_TUNED = "bench-letor-mslr-sample-tuned"
 MQ_ALL = "bench-letor-mq2008"
+MQ_PARADIGM = "bench-letor-mq2008-paradigm"
+MSLR_PARADIGM = "bench-letor-mslr-sample-paradigm"
 CUL = "bench-mf-citeulike-paper-3folds-3000ep"
 ML = "bench-mf-movielens-paper-3000ep"
 ML30 = "bench-mf-movielens-30ep"
@@ -225,6 +227,78 @@ def _letor_values(v: dict) -> None:
     for k in (1, 3, 5, 10):
         col = lam[f"ndcg@{k}"].where(lam.n_relevant > 0, 1.0)
         v[f"mq_all.lambdarank.empty_one.ndcg@{k}"] = f4(col.mean())
+
+
+def _paradigm_cell(r: dict) -> str:
+    cell = f"{s4(r['diff'])} [{s4(r['ci_low'])}, {s4(r['ci_high'])}] d={r['d_z']:+.2f} p={pval(r['p_holm'])}"
+    return f"**{cell}**" if r["significant"] else cell
+
+
+def _paradigm_pairs_table(report: str) -> str:
+    """Listwise - LambdaRank per pair, on the metric the pair aims at and on NDCG@10, ERR@10."""
+    doc = load(f"{report}/paradigm.json")
+    metrics = ["ndcg@10", "err@10", "ap", "rr", "nrbp@0.95"]
+    header = ["listwise", "LambdaRank twin"] + [m.upper() if m in ("ap", "rr") else m.replace("ndcg", "NDCG").replace(
+        "err", "ERR").replace("nrbp", "nRBP") for m in metrics]
+    rows = []
+    for pair in doc["pairs"]:
+        row = [pair["listwise"], pair["lambdarank"]]
+        for m in metrics:
+            r = next(r for r in doc["paradigm"][m] if r["a"] == pair["listwise"])
+            row.append(_paradigm_cell(r) + (" (aim)" if m == pair["aim"] else ""))
+        rows.append(row)
+    return table(header, rows, ["---", "---"] + ["---"] * len(metrics))
+
+
+def _paradigm_refs_table(report: str) -> str:
+    """Each listwise objective: its means and its difference to lambdarank and YetiRank."""
+    doc = load(f"{report}/paradigm.json")
+    means = doc["means"]
+    refs = doc["references"]
+    header = ["objective", "NDCG@10", "ERR@10"] + [f"vs {ref.split(':')[-1]}: {m}" for ref in refs
+                                                   for m in ("NDCG@10", "ERR@10")]
+    rows = [[f"{ref} (reference)", f4(means[ref]["ndcg@10"]), f4(means[ref]["err@10"])] + [""] * (2 * len(refs))
+            for ref in refs]
+    listwise = [r["a"] for r in doc["against"][refs[0]]["ndcg@10"]]
+    for lw in sorted(listwise, key=lambda n: means[n]["ndcg@10"], reverse=True):
+        row = [lw, f4(means[lw]["ndcg@10"]), f4(means[lw]["err@10"])]
+        for ref in refs:
+            for m in ("ndcg@10", "err@10"):
+                row.append(_paradigm_cell(next(r for r in doc["against"][ref][m] if r["a"] == lw)))
+        rows.append(row)
+    return table(header, rows, ["---", "---:", "---:"] + ["---"] * (2 * len(refs)))
+
+
+def _paradigm_values(v: dict) -> None:
+    for key, report in (("mq_paradigm", MQ_PARADIGM), ("mslr_paradigm", MSLR_PARADIGM)):
+        doc = load(f"{report}/paradigm.json")
+        s = summary(report)
+        n, at_ceiling, ceiling = _rounds(report)
+        config = load(f"{report}/config.json")
+        v[f"{key}.command"] = config["command"]
+        v[f"{key}.runs"] = f"{n:,}"
+        v[f"{key}.at_ceiling"] = str(at_ceiling)
+        v[f"{key}.ceiling"] = f"{ceiling:,}"
+        v[f"{key}.patience"] = str(config["protocol"]["patience"])
+        v[f"{key}.contenders"] = str(len(s["contenders"]))
+        v[f"{key}.queries"] = str(doc["n_queries"])
+        v[f"{key}.minutes"] = f"{config['train_seconds_this_invocation'] / 60:.0f}"
+        own = [next(r for r in doc["paradigm"][p["aim"]] if r["a"] == p["listwise"]) for p in doc["pairs"]]
+        v[f"{key}.pairs"] = str(len(doc["pairs"]))
+        v[f"{key}.own_listwise"] = str(sum(r["significant"] and r["diff"] > 0 for r in own))
+        v[f"{key}.own_lambda"] = str(sum(r["significant"] and r["diff"] < 0 for r in own))
+        v[f"{key}.own_none"] = str(sum(not r["significant"] for r in own))
+        allm = [r for rows in doc["paradigm"].values() for r in rows]
+        v[f"{key}.all_tests"] = str(len(allm))
+        v[f"{key}.all_listwise"] = str(sum(r["significant"] and r["diff"] > 0 for r in allm))
+        v[f"{key}.all_lambda"] = str(sum(r["significant"] and r["diff"] < 0 for r in allm))
+        v[f"{key}.better_both"] = ", ".join(f"`{n}`" for n in doc["better_than_both"]) or "none"
+        v[f"{key}.listwise"] = str(len(doc["against"][doc["references"][0]]["ndcg@10"]))
+        for ref in doc["references"]:
+            for m in ("ndcg@10", "err@10"):
+                rows = doc["against"][ref][m]
+                v[f"{key}.vs.{ref}.{m}.up"] = str(sum(r["significant"] and r["diff"] > 0 for r in rows))
+                v[f"{key}.vs.{ref}.{m}.down"] = str(sum(r["significant"] and r["diff"] < 0 for r in rows))
 
 
 @functools.cache
@@ -681,6 +755,10 @@ TABLES = {
     "bounding-movielens-30ep-sampled": lambda: _bounding_table("sampled"),
     "bounding-movielens-30ep-nsr": _bounding_nsr_table,
     "unbiased": _unbiased_table,
+    "letor-mq2008-paradigm-pairs": lambda: _paradigm_pairs_table(MQ_PARADIGM),
+    "letor-mq2008-paradigm-vs-builtins": lambda: _paradigm_refs_table(MQ_PARADIGM),
+    "letor-mslr-sample-paradigm-pairs": lambda: _paradigm_pairs_table(MSLR_PARADIGM),
+    "letor-mslr-sample-paradigm-vs-builtins": lambda: _paradigm_refs_table(MSLR_PARADIGM),
 }
 
 
@@ -689,6 +767,7 @@ def values() -> dict[str, str]:
     """Every ``{{ NAME }}`` field of the template: name -> text."""
     v: dict[str, str] = {}
     _letor_values(v)
+    _paradigm_values(v)
     _findings_values(v)
     v.update(_bounding_every_objective()[1])
     _mf_values(v, "cul", CUL)

@@ -23,6 +23,7 @@ _LAZY = {
     "prepare_letor": "gbrank.bench._letor:prepare_letor",
     "run_letor": "gbrank.bench._letor:run_letor",
     "write_findings": "gbrank.bench._letor_findings:write_findings",
+    "write_paradigm": "gbrank.bench._letor_paradigm:write_paradigm",
     "contender_listing": "gbrank.bench._letor:contender_listing",
     "prepare_mf": "gbrank.bench._mf:prepare_mf",
     "run_mf": "gbrank.bench._mf:run_mf",

@@ -59,6 +59,7 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     logger at INFO level."""
     write = write or log.info
     from ._letor_findings import write_findings
+    from ._letor_paradigm import write_paradigm
     from ._report import write_report
 
     out = plan.out_dir
@@ -136,6 +137,8 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
                                         for c in plan.contenders})
         write_findings(out, per_query)
         extra = write_effects(out, summary, plan)
+        if write_paradigm(out, per_query) is not None:
+            extra.append("paradigm.md")
         if plan.configs:
             from ._letor_tune import write_tuning
 
