@@ -707,14 +707,7 @@ class ListwiseObjective(EqualByParams):
             Lists with nothing to rank (one item; no relevant item or no gain) get g = 0
             and h = ``hessian_floor``.
         """
-        s = as_1d_float(scores, "scores")
-        if len(s) == 0:
-            raise ValueError("scores is empty: no rows were given; gradients need at least one query of "
-                             "one row (an empty training set has nothing to rank)")
-        y = self.check_labels(labels)
-        if len(s) != len(y):
-            raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")
-        ptr = check_group_ptr(group_ptr, len(s))
+        s, y, ptr = self._checked_lists(scores, labels, group_ptr)
         raw, grad, hb, hc = self._raw(s, y, ptr)
         hess = hb if self.hessian != "curvature" or self.family_code >= FAM_SOFTMAX else np.abs(hc)
         if self.bounding is not None:

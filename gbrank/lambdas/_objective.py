@@ -36,13 +36,26 @@ def parse_objective_metric(metric: str, p=None, truncation=None, bounding=None):
 
 class EqualByParams:
     """Mixin of the objectives: equal when of one class with equal ``get_params()`` (so a
-    configured objective is a value, as scikit-learn's ``clone`` expects), hashed by them."""
+    configured objective is a value, as scikit-learn's ``clone`` expects), hashed by them;
+    and the input checks every ``gradients`` call starts with."""
 
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and self.get_params() == other.get_params()
 
     def __hash__(self):
         return hash(tuple(self.get_params().items()))
+
+    def _checked_lists(self, scores, labels, group_ptr):
+        """``(scores, labels, group_ptr)`` of a ``gradients`` call as float64 arrays and checked
+        boundaries; raises on no rows, labels the objective refuses, or lengths that differ."""
+        s = as_1d_float(scores, "scores")
+        if len(s) == 0:
+            raise ValueError("scores is empty: no rows were given; gradients need at least one query of "
+                             "one row (an empty training set has nothing to rank)")
+        y = self.check_labels(labels)
+        if len(s) != len(y):
+            raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")
+        return s, y, check_group_ptr(group_ptr, len(s))
 
 
 class LambdaObjective(EqualByParams):
@@ -258,14 +271,7 @@ class LambdaObjective(EqualByParams):
             One-item lists and lists without a relevant item get g = 0 (and h =
             ``hessian_floor``): they hold no pair.
         """
-        s = as_1d_float(scores, "scores")
-        if len(s) == 0:
-            raise ValueError("scores is empty: no rows were given; gradients need at least one query of "
-                             "one row (an empty training set has nothing to rank)")
-        y = self.check_labels(labels)
-        if len(s) != len(y):
-            raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")
-        ptr = check_group_ptr(group_ptr, len(s))
+        s, y, ptr = self._checked_lists(scores, labels, group_ptr)
         bound_code, scale, cdf, x0, x1 = self._bounding_arrays(y, ptr)
         if self.weighting == "delta" and self.stochastic == 0 and self.pair_method == "topk":
             grad, hess = all_gradients(
