@@ -30,7 +30,7 @@ from numba import njit, prange
 
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_labels, check_number
 from ..metrics import GAINS, METRICS, check_bounding, parse, with_listwise
-from ._objective import EqualByParams
+from ._objective import ObjectiveBase
 
 # family codes of the kernel
 FAM_NDCG, FAM_AP, FAM_RR, FAM_NRBP, FAM_SOFTMAX, FAM_LISTNET, FAM_LISTMLE, FAM_NEURAL_NDCG = range(8)
@@ -549,7 +549,7 @@ def parse_listwise(name: str, bounding=None) -> tuple[str, float | None, str | N
 # the objective
 
 
-class ListwiseObjective(EqualByParams):
+class ListwiseObjective(ObjectiveBase):
     r"""A smoothed listwise loss as a gradient-boosting objective.
 
     Per list (query) of scores s and labels l the loss is one of::

@@ -34,8 +34,8 @@ def parse_objective_metric(metric: str, p=None, truncation=None, bounding=None):
     return spec.name, (spec.p or None), trunc, spec.bounding or bounding
 
 
-class EqualByParams:
-    """Mixin of the objectives: equal when of one class with equal ``get_params()`` (so a
+class ObjectiveBase:
+    """Base of the objectives: equal when of one class with equal ``get_params()`` (so a
     configured objective is a value, as scikit-learn's ``clone`` expects), hashed by them;
     and the input checks every ``gradients`` call starts with."""
 
@@ -58,7 +58,7 @@ class EqualByParams:
         return s, y, check_group_ptr(group_ptr, len(s))
 
 
-class LambdaObjective(EqualByParams):
+class LambdaObjective(ObjectiveBase):
     """LambdaRank gradients for gradient boosting with the swap delta of a chosen metric.
 
     For each pair (i, j) of one list with l_i > l_j and score difference d = s_i - s_j,
