@@ -16,7 +16,7 @@ what it runs (docs/speed.md, "First use"), and each is warmed here:
   metric) and one for any several metrics: ``evaluate`` of every evaluator metric together
   and of each alone;
 - the bounds: one per metric code of ``bounds.prepare`` (with the distributions);
-- the listwise objectives (``ListwiseObjective``: one kernel for every family), each family
+- the listwise objectives (``ListwiseObjective``: one variant per family), each family
   and each bounding.
 
 Each public entry point is called once besides: ``evaluate_run`` (with a depth cut and a

@@ -95,6 +95,65 @@ def test_gradient_with_the_options_of_the_torch_loss(options):
     _close(g, expected)
 
 
+@pytest.mark.parametrize("metric", ["ndcg", "ap", "rr"])
+def test_gradient_when_the_scores_span_more_than_600_temperatures(metric):
+    """Scores that span more than 600 T take the kernel's per-pair exp (exp of one score
+    would leave the normal range): the same gradient as autograd there too."""
+    s, y, ptr = _lists(4)
+    s[ptr[:-1]] += 700.0  # one outlier per list: the others' pairs are in the sigmoids' slope
+    g, _ = ListwiseObjective(metric).gradients(s, y, ptr)
+    _, expected = _torch_sum(f"listwise_{metric}", None, s, y, ptr)
+    _close(g, expected)
+
+
+@pytest.mark.parametrize("seed", [0, 6])
+@pytest.mark.parametrize("t", [1.0, 0.3])
+def test_ndcg_hessian_forms_are_their_pair_sums(seed, t):
+    """The bound and curvature hessians of listwise_ndcg are their pair sums written out:
+    with a = dL/dR~ (autograd through R~ = 1 + sum_{j != i} sigmoid((s_j - s_i) / T)) and
+    t_ik = P_ik (1 - P_ik) (a_k - a_i), h_i = sum_k |t_ik| / T^2 and |sum_k (1 - 2 P_ik) t_ik| / T^2."""
+    s, y, ptr = _lists(seed, max_label=4)
+    bound = ListwiseObjective("ndcg", temperature=t, hessian_floor=0).gradients(s, y, ptr)[1]
+    curv = ListwiseObjective("ndcg", temperature=t, hessian="curvature", hessian_floor=0).gradients(s, y, ptr)[1]
+    for a, b in zip(ptr[:-1], ptr[1:]):
+        ss, yy = torch.tensor(s[a:b]), torch.tensor(y[a:b])
+        p = torch.sigmoid((ss[:, None] - ss[None, :]) / t)  # P_ik
+        ranks = (1.0 + (1.0 - p).sum(1) - 0.5).detach().requires_grad_(True)  # the j = i term is 1/2
+        gain = 2.0**yy - 1.0
+        idcg = (torch.sort(gain, descending=True).values / torch.log2(torch.arange(2, b - a + 2.0))).sum()
+        if idcg > 0:
+            (-(gain / torch.log2(1.0 + ranks)).sum() / idcg).backward()
+            da = ranks.grad
+        else:
+            da = torch.zeros(b - a)
+        terms = p * (1.0 - p) * (da[None, :] - da[:, None])
+        np.testing.assert_allclose(bound[a:b], terms.abs().sum(1).numpy() / t**2, rtol=1e-10, atol=1e-15)
+        np.testing.assert_allclose(curv[a:b], ((1.0 - 2.0 * p) * terms).sum(1).abs().numpy() / t**2, rtol=1e-9,
+                                   atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["listwise_ndcg", "listwise_ap", "listwise_rr", "listwise_nrbp", "listmle"])
+def test_values_do_not_depend_on_the_thread_count(name):
+    """Each list is computed alone (ranges of lists on threads): one thread and two give the same bits."""
+    numba = pytest.importorskip("numba")
+    from gbrank.datasets import make_letor
+
+    _, y, qid = make_letor(n_queries=60, docs_per_query=(5, 40), n_features=2, max_label=4, random_state=1)
+    ptr = np.concatenate([[0], np.cumsum(np.unique(qid, return_counts=True)[1])])
+    s = np.random.default_rng(2).normal(size=len(y))
+    obj = ListwiseObjective(name)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = obj.gradients(s, y, ptr)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = obj.gradients(s, y, ptr)
+    finally:
+        numba.set_num_threads(before)
+    for u, v in zip(one, two):
+        np.testing.assert_array_equal(u, v)
+
+
 # -- the known listwise families, against plain torch definitions written here ----------------------
 
 

@@ -565,16 +565,24 @@ def _all_gradients_entry(scores, labels, ptr, metric, form, p, sigma, trunc, sco
             bound_code, scale, cdf, x0, x1, grad, hess)
     compile_notice(kernel, objective_family(int(metric), int(bound_code)), head + (0, n_lists) + tail,
                    GRADIENT_COMPILE_SECONDS)
-    n_threads = min(numba.get_num_threads(), n_lists)
-    if n_threads <= 1 or not kernel.overloads:  # a first call compiles (or loads) in this thread
-        kernel(*head, 0, n_lists, *tail)
-    else:
-        bounds = np.linspace(0, n_lists, min(n_lists, n_threads * _CHUNKS_PER_THREAD) + 1).astype(np.int64)
-        futures = [_thread_pool(n_threads).submit(kernel, *head, int(q0), int(q1), *tail)
-                   for q0, q1 in zip(bounds[:-1], bounds[1:]) if q1 > q0]
-        for f in futures:
-            f.result()
+    in_list_ranges(kernel, n_lists, head, tail)
     return grad, hess
+
+
+def in_list_ranges(kernel, n_lists: int, head: tuple, tail: tuple) -> None:
+    """``kernel(*head, q0, q1, *tail)`` over ranges ``[q0, q1)`` covering the ``n_lists``
+    lists, on ``numba.get_num_threads()`` threads of the process's pool (``kernel``: a
+    ``nogil`` numba function writing each list's results in place).  A first call compiles
+    (or loads) the kernel in this thread."""
+    n_threads = min(numba.get_num_threads(), n_lists)
+    if n_threads <= 1 or not kernel.overloads:
+        kernel(*head, 0, n_lists, *tail)
+        return
+    bounds = np.linspace(0, n_lists, min(n_lists, n_threads * _CHUNKS_PER_THREAD) + 1).astype(np.int64)
+    futures = [_thread_pool(n_threads).submit(kernel, *head, int(q0), int(q1), *tail)
+               for q0, q1 in zip(bounds[:-1], bounds[1:]) if q1 > q0]
+    for f in futures:
+        f.result()
 
 
 _all_gradients = KernelFamily(_all_gradients_entry, gradient_kernel)

@@ -6,7 +6,8 @@ listwise families users know: ApproxNDCG (Qin, Liu & Li 2010), the softmax cross
 and ListNet's top-one loss (Cao et al. 2007), ListMLE (Xia et al. 2008) and NeuralNDCG
 (Pobrotyn & Bialobrzeski 2021, without its Sinkhorn scaling).  A boosting library needs,
 per row, the derivative g of the loss with respect to the score and a positive h; here both
-come from numba kernels: one list per call (O(n^2)), a ``prange`` loop over lists.
+come from numba kernels: one list at a time (O(n^2) at most), ranges of lists on threads,
+one compiled variant per family (its first use compiles that family only).
 
 The smoothed rank of item i, with temperature T, is
 R~_i = 1 + sum_{j != i} sigmoid((s_j - s_i) / T).  With a_k = dL/dR~_k, the chain rule
@@ -24,12 +25,15 @@ Imports ``gbrank.metrics`` (names, gains) and ``gbrank.bounds`` (bounded losses)
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_labels, check_number
 from ..metrics import GAINS, METRICS, check_bounding, parse, with_listwise
+from .._jit import compile_notice, jit_variant, kernel_variants
+from ._kernel import in_list_ranges
 from ._objective import ObjectiveBase
 
 # family codes of the kernel
@@ -49,6 +53,8 @@ DEFAULT_HESSIAN = "bound"
 BOUNDED_METRIC = {n: rec.listwise for n, rec in with_listwise().items()}
 
 _LN2 = math.log(2.0)
+#: seconds the first-use notice says a family's kernels take to compile (measured: docs/speed.md)
+LISTWISE_COMPILE_SECONDS = 5.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -76,35 +82,67 @@ def _gain(label, gain_code):
 _FAST = {"reassoc", "contract", "nsz", "arcp"}  # reorder sums (vectorised loops); no inf/NaN assumptions
 
 
+class ListwiseSettings(NamedTuple):
+    """The settings of one kernel call, one numba-typed record (``listwise_gradients``)."""
+
+    family: int  # kernel code (METRIC_FAMILIES, OTHER_FAMILIES)
+    inv_t: float  # 1 / temperature
+    gain_code: int  # 0: 2**l - 1, 1: l
+    threshold: float  # label >= threshold is relevant (ap, rr, nrbp)
+    log_rr: bool  # rr: -ln RR~ (else -RR~)
+    normalize: bool  # nrbp: divide by R (n - R)
+    curvature: bool  # also accumulate the curvature form of the hessian (hessian="curvature")
+
+
+@njit(cache=True)
+def _active_first(active):
+    """(order, n_act): the rows of ``active`` items first, then the others, each in row order."""
+    n = active.shape[0]
+    order = np.empty(n, np.int64)
+    n_act = 0
+    for i in range(n):
+        if active[i]:
+            order[n_act] = i
+            n_act += 1
+    j = n_act
+    for i in range(n):
+        if not active[i]:
+            order[j] = i
+            j += 1
+    return order, n_act
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _pair_matrix(s, inv_t):
-    """The upper triangle M[a, b] = sigmoid((s_a - s_b) / T), a < b (M[b, a] = 1 - M[a, b];
-    the lower triangle is not written), and the smoothed ranks R~_i = 1 + sum_{j != i} M[j, i].
+def _pair_rows(s, inv_t, n_act):
+    """For the items a < ``n_act`` (the active ones, first) and every b > a: M[a, b] =
+    sigmoid((s_a - s_b) / T) (an n_act x n array; M[b, a] = 1 - M[a, b]), and the smoothed
+    ranks R~_a = 1 + sum_{j != a} M[j, a] of the active items (the other entries of the
+    returned R~ lack their pairs with one another and are not used).
 
     With e_i = exp((s_i - max s) / T), M[a, b] = e_a / (e_a + e_b): one exp per item, not per
     pair, unless the scores span more than 600 T (e would leave the normal range), when
     every pair gets its own exp."""
     n = s.shape[0]
-    m = np.empty((n, n))
+    m = np.empty((n_act, n))
     r = np.ones(n)
-    if n == 0:
+    if n_act == 0:
         return m, r
     top = s.max()
     if (top - s.min()) * inv_t < 600.0:
         e = np.empty(n)
         for i in range(n):
             e[i] = math.exp((s[i] - top) * inv_t)
-        for a in range(n):
+        for a in range(n_act):
             ea = e[a]
             acc = 0.0
             for b in range(a + 1, n):
-                inv = 1.0 / (ea + e[b])
-                m[a, b] = ea * inv
-                r[b] += ea * inv
-                acc += e[b] * inv
+                p = ea / (ea + e[b])
+                m[a, b] = p
+                r[b] += p
+                acc += 1.0 - p
             r[a] += acc
         return m, r
-    for a in range(n):
+    for a in range(n_act):
         sa = s[a]
         acc = 0.0
         for b in range(a + 1, n):
@@ -117,48 +155,45 @@ def _pair_matrix(s, inv_t):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _rank_part(m, a, inv_t, grad, hb, hc):
-    """g_i += (1/T) sum_{k != i} q_ik (a_k - a_i), with the bound |.|/T and the curvature
-    (1 - 2 P_ik)/T of each term; one visit per pair (q_ik = q_ki, the terms are opposite)."""
-    n = m.shape[0]
-    t2 = inv_t * inv_t
-    for i in range(n):
+def _rank_rows(m, a, n_act, k_end, curvature, grad, hb, hc):
+    """grad_i += sum_{k != i} q_ik (a_k - a_i), q_ik = P_ik (1 - P_ik), over the pairs of an
+    item i < ``n_act`` and an item k < ``k_end`` (``a`` is zero past ``n_act``: a pair of two
+    inactive items adds nothing); ``a`` is dL/dR~ / T, so each term is the gradient's.  Each
+    term's |.| goes to ``hb`` and its (1 - 2 P_ik)(.) to ``hc`` (when ``curvature``), both still
+    to be multiplied by 1/T.  One visit per pair (q_ik = q_ki, the terms are opposite)."""
+    if curvature:
+        for i in range(n_act):
+            ai = a[i]
+            gi = 0.0
+            bi = 0.0
+            ci = 0.0
+            for k in range(i + 1, k_end):
+                p = m[i, k]
+                d = p * (1.0 - p) * (a[k] - ai)
+                c = (1.0 - 2.0 * p) * d
+                gi += d
+                bi += abs(d)
+                ci += c
+                grad[k] -= d
+                hb[k] += abs(d)
+                hc[k] += c
+            grad[i] += gi
+            hb[i] += bi
+            hc[i] += ci
+        return
+    for i in range(n_act):
         ai = a[i]
         gi = 0.0
         bi = 0.0
-        ci = 0.0
-        for k in range(i + 1, n):
+        for k in range(i + 1, k_end):
             p = m[i, k]
             d = p * (1.0 - p) * (a[k] - ai)
-            c = (1.0 - 2.0 * p) * d
             gi += d
             bi += abs(d)
-            ci += c
-            grad[k] -= d * inv_t
-            hb[k] += abs(d) * t2
-            hc[k] += c * t2
-        grad[i] += gi * inv_t
-        hb[i] += bi * t2
-        hc[i] += ci * t2
-
-
-@njit(cache=True)
-def _rank_part_subset(m, a, inv_t, idx, grad, hb, hc):
-    """``_rank_part`` over the pairs of the items ``idx`` (increasing) only."""
-    t2 = inv_t * inv_t
-    for u in range(idx.shape[0]):
-        i = idx[u]
-        for v in range(u + 1, idx.shape[0]):
-            k = idx[v]
-            p = m[i, k]
-            d = p * (1.0 - p) * (a[k] - a[i])
-            c = (1.0 - 2.0 * p) * d
-            grad[i] += d * inv_t
-            grad[k] -= d * inv_t
-            hb[i] += abs(d) * t2
-            hb[k] += abs(d) * t2
-            hc[i] += c * t2
-            hc[k] += c * t2
+            grad[k] -= d
+            hb[k] += abs(d)
+        grad[i] += gi
+        hb[i] += bi
 
 
 @njit(cache=True)
@@ -175,98 +210,126 @@ def _gains_and_ideal_dcg(y, gain_code):
     return gains, total
 
 
+# The families below take the items of a list with the active ones first (``_active_first``:
+# those of positive gain for ndcg, the relevant ones for ap and rr; the others have
+# dL/dR~ = 0), ``n_act`` of them, and add into per-list buffers: the gradient, and the two
+# hessian forms divided by 1/T (``_permuted_list`` scatters them back).
+
+
 @njit(cache=True)
-def _ndcg(s, y, inv_t, gain_code, grad, hb, hc):
+def _ndcg(s, gains, idcg, n_act, st, grad, hb, hc):
     n = s.shape[0]
-    gains, idcg = _gains_and_ideal_dcg(y, gain_code)
-    if not idcg > 0.0:
-        return 0.0
-    m, r = _pair_matrix(s, inv_t)
+    inv_t = st.inv_t
+    m, r = _pair_rows(s, inv_t, n_act)
     a = np.zeros(n)
     loss = 0.0
-    for i in range(n):
-        if gains[i] > 0.0:
-            lg = math.log2(1.0 + r[i])
-            loss -= gains[i] / lg
-            a[i] = gains[i] / ((1.0 + r[i]) * _LN2 * lg * lg) / idcg
-    _rank_part(m, a, inv_t, grad, hb, hc)
+    for i in range(n_act):
+        lg = math.log2(1.0 + r[i])
+        loss -= gains[i] / lg
+        a[i] = gains[i] / ((1.0 + r[i]) * _LN2 * lg * lg) / idcg * inv_t
+    _rank_rows(m, a, n_act, n, st.curvature, grad, hb, hc)
     return loss / idcg
 
 
 @njit(cache=True)
-def _ap(s, y, inv_t, threshold, grad, hb, hc):
+def _ap(s, n_rel, st, grad, hb, hc):
     n = s.shape[0]
-    idx = np.flatnonzero(y >= threshold)
-    n_rel = idx.shape[0]
-    if n_rel == 0:
-        return 0.0
-    m, r = _pair_matrix(s, inv_t)
+    inv_t = st.inv_t
+    m, r = _pair_rows(s, inv_t, n_rel)
     a = np.zeros(n)
     b = np.zeros(n)
     loss = 0.0
-    for u in range(n_rel):
-        i = idx[u]
+    for i in range(n_rel):
         num = 1.0  # 1/2 + sum_{j relevant} M[j, i], the j = i term 1/2
-        for v in range(n_rel):
-            j = idx[v]
-            if j < i:
-                num += m[j, i]
-            elif j > i:
-                num += 1.0 - m[i, j]
+        for j in range(i):
+            num += m[j, i]
+        for j in range(i + 1, n_rel):
+            num += 1.0 - m[i, j]
         loss -= num / r[i]
-        a[i] = num / (n_rel * r[i] * r[i])
-        b[i] = -1.0 / (n_rel * r[i])
-    _rank_part(m, a, inv_t, grad, hb, hc)
-    _rank_part_subset(m, b, inv_t, idx, grad, hb, hc)  # the numerators' sums over relevant pairs
+        a[i] = num / (n_rel * r[i] * r[i]) * inv_t
+        b[i] = -1.0 / (n_rel * r[i]) * inv_t
+    _rank_rows(m, a, n_rel, n, st.curvature, grad, hb, hc)
+    _rank_rows(m, b, n_rel, n_rel, st.curvature, grad, hb, hc)  # the numerators' sums over relevant pairs
     return loss / n_rel
 
 
 @njit(cache=True)
-def _rr(s, y, inv_t, threshold, log_rr, grad, hb, hc):
+def _rr(s, n_rel, st, grad, hb, hc):
     n = s.shape[0]
-    idx = np.flatnonzero(y >= threshold)
-    n_rel = idx.shape[0]
-    if n_rel == 0:
-        return 0.0
-    m, r = _pair_matrix(s, inv_t)
-    log_t = np.full(n, -np.inf)
+    inv_t = st.inv_t
+    m, r = _pair_rows(s, inv_t, n_rel)
+    log_t = np.zeros(n_rel)  # ln Q_i = -sum_{j relevant, != i} softplus((s_j - s_i)/T), then - ln R~_i
+    for i in range(n_rel):
+        for j in range(i + 1, n_rel):
+            x = (s[j] - s[i]) * inv_t
+            sp = _softplus(x)
+            log_t[i] -= sp
+            log_t[j] -= sp - x  # softplus(-x) = softplus(x) - x
     top = -np.inf
-    for u in range(n_rel):
-        i = idx[u]
-        lq = 0.0
-        for v in range(n_rel):
-            j = idx[v]
-            if j != i:
-                lq -= _softplus((s[j] - s[i]) * inv_t)
-        log_t[i] = lq - math.log(r[i])
+    for i in range(n_rel):
+        log_t[i] -= math.log(r[i])
         top = max(top, log_t[i])
     total = 0.0
-    for u in range(n_rel):
-        total += math.exp(log_t[idx[u]] - top)
+    for i in range(n_rel):
+        total += math.exp(log_t[i] - top)
     lse = top + math.log(total)
-    w = np.zeros(n)  # dL/dT_i * T_i, T_i = Q_i / R~_i
+    w = np.zeros(n_rel)  # dL/dT_i * T_i / T, T_i = Q_i / R~_i
     a = np.zeros(n)
-    for u in range(n_rel):
-        i = idx[u]
-        w[i] = -math.exp(log_t[i] - lse) if log_rr else -math.exp(log_t[i])
+    for i in range(n_rel):
+        w[i] = (-math.exp(log_t[i] - lse) if st.log_rr else -math.exp(log_t[i])) * inv_t
         a[i] = -w[i] / r[i]
-    _rank_part(m, a, inv_t, grad, hb, hc)
-    t2 = inv_t * inv_t
-    for u in range(n_rel):  # ln Q_i = -sum_{j relevant, != i} softplus((s_j - s_i)/T)
-        i = idx[u]
-        for v in range(u + 1, n_rel):
-            k = idx[v]
+    _rank_rows(m, a, n_rel, n, st.curvature, grad, hb, hc)
+    for i in range(n_rel):  # ln Q_i = -sum_{j relevant, != i} softplus((s_j - s_i)/T)
+        for k in range(i + 1, n_rel):
             p = m[i, k]  # P_ik; P_ki = 1 - p
             d_i = w[i] * (1.0 - p) - w[k] * p  # the pair's term in g_i
             d_k = w[k] * p - w[i] * (1.0 - p)  # and in g_k
             c = -(w[i] + w[k]) * p * (1.0 - p)
-            grad[i] += d_i * inv_t
-            grad[k] += d_k * inv_t
-            hb[i] += abs(d_i) * t2
-            hb[k] += abs(d_k) * t2
-            hc[i] += c * t2
-            hc[k] += c * t2
-    return -lse if log_rr else -math.exp(lse)
+            grad[i] += d_i
+            grad[k] += d_k
+            hb[i] += abs(d_i)
+            hb[k] += abs(d_k)
+            hc[i] += c
+            hc[k] += c
+    return -lse if st.log_rr else -math.exp(lse)
+
+
+def _permuted_list_template(family_code):
+    """``permuted_list`` for one of the ndcg, ap and rr codes (a closure cell: the other
+    families' branches are pruned before typing, so they are not compiled)."""
+    FAMILY = family_code
+
+    def permuted_list(s, y, st, grad, hb, hc):
+        """Loss of one ndcg, ap or rr list: the family on the list's items, active ones first,
+        its terms added back to the rows in place."""
+        n = s.shape[0]
+        if FAMILY == FAM_NDCG:
+            gains, idcg = _gains_and_ideal_dcg(y, st.gain_code)
+            if not idcg > 0.0:
+                return 0.0
+            order, n_act = _active_first(gains > 0.0)
+        else:
+            order, n_act = _active_first(y >= st.threshold)
+            if n_act == 0:
+                return 0.0
+        sp = s[order]
+        g = np.zeros(n)
+        h = np.zeros(n)
+        c = np.zeros(n)
+        if FAMILY == FAM_NDCG:
+            loss = _ndcg(sp, gains[order], idcg, n_act, st, g, h, c)
+        elif FAMILY == FAM_AP:
+            loss = _ap(sp, n_act, st, g, h, c)
+        else:
+            loss = _rr(sp, n_act, st, g, h, c)
+        for u in range(n):
+            i = order[u]
+            grad[i] += g[u]
+            hb[i] += h[u] * st.inv_t
+            hc[i] += c[u] * st.inv_t
+        return loss
+
+    return permuted_list
 
 
 @njit(cache=True)
@@ -427,47 +490,79 @@ def _neural_ndcg(s, y, inv_t, gain_code, grad, hb, hc):
     return loss
 
 
-@njit(cache=True)
-def one_list(family, s, y, inv_t, gain_code, threshold, log_rr, normalize, grad, hb, hc):
-    """Loss of one list; adds its g, bound hessian ``hb`` and curvature ``hc`` in place."""
-    if family == FAM_NDCG:
-        return _ndcg(s, y, inv_t, gain_code, grad, hb, hc)
-    if family == FAM_AP:
-        return _ap(s, y, inv_t, threshold, grad, hb, hc)
-    if family == FAM_RR:
-        return _rr(s, y, inv_t, threshold, log_rr, grad, hb, hc)
-    if family == FAM_NRBP:
-        return _nrbp(s, y, inv_t, threshold, normalize, grad, hb, hc)
-    if family == FAM_SOFTMAX:
-        return _softmax(s, y, inv_t, grad, hb, hc)
-    if family == FAM_LISTNET:
-        return _listnet(s, y, inv_t, grad, hb, hc)
-    if family == FAM_LISTMLE:
-        return _listmle(s, y, inv_t, grad, hb, hc)
-    return _neural_ndcg(s, y, inv_t, gain_code, grad, hb, hc)
+def _lists_range_template(family_code):
+    """``lists_range`` for one family code (a closure cell: numba's on-disk cache keeps one
+    entry per family, and a family's first use compiles its own kernels only)."""
+    FAMILY = family_code
+
+    def lists_range(st, s, y, ptr, q0, q1, loss, grad, hb, hc):
+        """The lists ``q0 <= q < q1`` (list q is rows ``ptr[q]:ptr[q + 1]``): their losses into
+        ``loss``, their g and hessian forms added into ``grad``, ``hb``, ``hc``."""
+        if st.family != FAMILY:
+            raise ValueError("lists_range: called with another family code than its variant's")
+        for q in range(q0, q1):
+            a, b = ptr[q], ptr[q + 1]
+            s_q, y_q, g_q, hb_q, hc_q = s[a:b], y[a:b], grad[a:b], hb[a:b], hc[a:b]
+            if FAMILY == FAM_NDCG:
+                loss[q] = permuted_list(s_q, y_q, st, g_q, hb_q, hc_q)
+            elif FAMILY == FAM_AP:
+                loss[q] = permuted_list(s_q, y_q, st, g_q, hb_q, hc_q)
+            elif FAMILY == FAM_RR:
+                loss[q] = permuted_list(s_q, y_q, st, g_q, hb_q, hc_q)
+            elif FAMILY == FAM_NRBP:
+                loss[q] = _nrbp(s_q, y_q, st.inv_t, st.threshold, st.normalize, g_q, hb_q, hc_q)
+            elif FAMILY == FAM_SOFTMAX:
+                loss[q] = _softmax(s_q, y_q, st.inv_t, g_q, hb_q, hc_q)
+            elif FAMILY == FAM_LISTNET:
+                loss[q] = _listnet(s_q, y_q, st.inv_t, g_q, hb_q, hc_q)
+            elif FAMILY == FAM_LISTMLE:
+                loss[q] = _listmle(s_q, y_q, st.inv_t, g_q, hb_q, hc_q)
+            else:
+                loss[q] = _neural_ndcg(s_q, y_q, st.inv_t, st.gain_code, g_q, hb_q, hc_q)
+
+    return lists_range
 
 
-@njit(parallel=True, cache=True)
-def listwise_lists(family, s, y, ptr, inv_t, gain_code, threshold, log_rr, normalize):
-    """(loss per list, g, bound hessian, curvature) of every list ``ptr[q]:ptr[q + 1]``."""
+@kernel_variants
+def lists_kernel(family_code: int):
+    """The compiled loop over a range of lists of one family (its kernels only; numba's
+    on-disk cache keeps each, ``scripts/warmup.py`` fills it)."""
+    tag = f"family_{family_code}"
+    callees = {}
+    if family_code in (FAM_NDCG, FAM_AP, FAM_RR):
+        callees["permuted_list"] = jit_variant(_permuted_list_template(family_code), tag, {})
+    return jit_variant(_lists_range_template(family_code), tag, {"nogil": True, "cache": True}, **callees)
+
+
+def listwise_lists(st: ListwiseSettings, s, y, ptr):
+    """(loss per list, g, bound hessian, curvature) of every list ``ptr[q]:ptr[q + 1]``, in
+    ranges of lists on ``numba.get_num_threads()`` threads (``gbrank.lambdas._kernel``'s
+    pool); each list is computed alone, so the values do not depend on the thread count.
+    The curvature form is zero unless ``st.curvature``."""
     n = s.shape[0]
     grad = np.zeros(n)
     hb = np.zeros(n)
     hc = np.zeros(n)
-    n_lists = ptr.shape[0] - 1
-    loss = np.zeros(n_lists)
-    for q in prange(n_lists):
-        a, b = ptr[q], ptr[q + 1]
-        loss[q] = one_list(family, s[a:b], y[a:b], inv_t, gain_code, threshold, log_rr, normalize,
-                           grad[a:b], hb[a:b], hc[a:b])
+    loss = np.zeros(ptr.shape[0] - 1)
+    args = (st, s, y, ptr)
+    kernel = lists_kernel(int(st.family))
+    name = next(k for k, v in {**METRIC_FAMILIES, **OTHER_FAMILIES}.items() if v == st.family)
+    name = f"listwise_{name}" if name in METRIC_FAMILIES else name
+    compile_notice(kernel, f"the {name} objective kernels", args + (0, len(loss), loss, grad, hb, hc),
+                   LISTWISE_COMPILE_SECONDS)
+    in_list_ranges(kernel, len(loss), args, (loss, grad, hb, hc))
     return loss, grad, hb, hc
 
 
+
+
 def listwise_gradients(family: int, scores, labels, group_ptr, *, temperature: float = 1.0, gain: str = "exp",
-                       relevance_threshold: float = 1.0, log: bool = False, normalize: bool = False):
+                       relevance_threshold: float = 1.0, log: bool = False, normalize: bool = False,
+                       curvature: bool = True):
     """Typed, validated call of the kernel: ``(loss per list, grad, bound hessian, curvature)``.
 
-    ``family``: a kernel code (``METRIC_FAMILIES`` / ``OTHER_FAMILIES`` values)."""
+    ``family``: a kernel code (``METRIC_FAMILIES`` / ``OTHER_FAMILIES`` values); ``curvature``:
+    whether to compute the curvature form (else zeros, a lighter pass)."""
     if family not in range(8):
         raise ValueError(f"family must be a kernel code 0..7 (METRIC_FAMILIES, OTHER_FAMILIES), got {family!r}")
     s = np.ascontiguousarray(as_1d_float(scores, "scores"), dtype=np.float64)
@@ -481,9 +576,10 @@ def listwise_gradients(family: int, scores, labels, group_ptr, *, temperature: f
     ptr = np.ascontiguousarray(check_group_ptr(group_ptr, len(s)), dtype=np.int64)
     t = check_number(temperature, "temperature")
     check_choice(gain, "gain", GAINS)
-    return listwise_lists(np.int64(family), s, y, ptr, 1.0 / t, np.int64(0 if gain == "exp" else 1),
-                          float(check_number(relevance_threshold, "relevance_threshold")), bool(log),
-                          bool(normalize))
+    st = ListwiseSettings(int(family), 1.0 / t, 0 if gain == "exp" else 1,
+                          float(check_number(relevance_threshold, "relevance_threshold")), bool(log), bool(normalize),
+                          bool(curvature))
+    return listwise_lists(st, s, y, ptr)
 
 
 # ---------------------------------------------------------------------------------------
@@ -677,17 +773,17 @@ class ListwiseObjective(ObjectiveBase):
     # -- the computation ----------------------------------------------------------------
     def loss(self, scores, labels, group_ptr) -> np.ndarray:
         """The loss of each list (bounded when ``bounding`` is set), float64 (n_lists,)."""
-        raw, *_ = self._raw(scores, labels, group_ptr)
+        raw, *_ = self._raw(scores, labels, group_ptr, curvature=False)
         y, ptr = as_1d_float(labels, "labels"), np.asarray(group_ptr, dtype=np.int64)
         if self.bounding is None:
             return raw
         value, _ = self._bounded(raw, y, ptr)
         return value
 
-    def _raw(self, scores, labels, group_ptr):
+    def _raw(self, scores, labels, group_ptr, curvature: bool):
         return listwise_gradients(self.family_code, scores, labels, group_ptr, temperature=self.temperature,
                                   gain=self.gain, relevance_threshold=self.relevance_threshold, log=self.log_rr,
-                                  normalize=self.normalize)
+                                  normalize=self.normalize, curvature=curvature)
 
     def gradients(self, scores, labels, group_ptr, weights=None):
         """Gradient and hessian of the summed loss with respect to ``scores``.
@@ -708,8 +804,9 @@ class ListwiseObjective(ObjectiveBase):
             and h = ``hessian_floor``.
         """
         s, y, ptr = self._checked_lists(scores, labels, group_ptr)
-        raw, grad, hb, hc = self._raw(s, y, ptr)
-        hess = hb if self.hessian != "curvature" or self.family_code >= FAM_SOFTMAX else np.abs(hc)
+        curvature = self.hessian == "curvature" and self.family_code < FAM_SOFTMAX
+        raw, grad, hb, hc = self._raw(s, y, ptr, curvature)
+        hess = np.abs(hc) if curvature else hb
         if self.bounding is not None:
             _, factor = self._bounded(raw, y, ptr)
             per_row = np.repeat(factor, np.diff(ptr))
