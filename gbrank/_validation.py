@@ -243,12 +243,43 @@ def check_query_ids(qid, name: str = "qid", what: str = "query id") -> np.ndarra
     return q
 
 
-def check_feature_matrix(X, name: str = "X") -> np.ndarray:
-    """Dense features as a 2-d float64 array: every column numeric, no infinite value.
+#: values per block of the finiteness check (``first_infinite``): a 1 MB temporary
+_CHECK_BLOCK_VALUES = 1 << 20
 
-    NaN is kept (the boosting libraries take it as a missing value).  A column that is not
-    numeric raises ``TypeError`` naming the column, the first offending row and value; an
-    infinite value raises ``ValueError`` naming its row and column.
+
+def feature_dtype(dtype) -> np.dtype:
+    """The float type features are kept in: float32 stays float32 (the boosting libraries
+    take it as it is), everything else numeric becomes float64."""
+    return np.dtype(np.float32) if np.dtype(dtype) == np.float32 else np.dtype(np.float64)
+
+
+def first_infinite(arr: np.ndarray):
+    """``(row, column, count)`` of the first infinite value of the 2-d float array ``arr``
+    and how many there are, or None; checked by blocks of rows, so the temporaries stay
+    small whatever the size of ``arr``."""
+    first, count = None, 0
+    rows = max(1, _CHECK_BLOCK_VALUES // max(1, arr.shape[1]))
+    for r0 in range(0, arr.shape[0], rows):
+        inf = np.isinf(arr[r0:r0 + rows])
+        n = int(np.count_nonzero(inf))
+        if n:
+            count += n
+            if first is None:
+                r, c = (int(v[0]) for v in np.nonzero(inf))
+                first = (r0 + r, c)
+    return None if first is None else (*first, count)
+
+
+def check_feature_matrix(X, name: str = "X") -> np.ndarray:
+    """Dense features as a 2-d float array: every column numeric, no infinite value.
+
+    float32 features stay float32 (a float32 DataFrame too: every column float32) and are
+    not copied; everything else numeric becomes float64.  A C- or Fortran-ordered array is
+    returned as it is (no copy), any other layout as a C-ordered copy.  NaN is kept (the
+    boosting libraries take it as a missing value).  A column that is not numeric raises
+    ``TypeError`` naming the column, the first offending row and value; an infinite value
+    raises ``ValueError`` naming its row and column.  The finiteness check runs by blocks
+    of rows (no temporary the size of ``X``).
     """
     refuse_sparse(X, name, ndim=2)
     columns = None
@@ -261,7 +292,8 @@ def check_feature_matrix(X, name: str = "X") -> np.ndarray:
                 conv = _to_float_or_none(col.to_numpy())
                 if conv is None:
                     _raise_not_numeric(name, repr(c), col.to_numpy())
-        arr = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        single = len(X.dtypes) > 0 and all(getattr(d, "kind", "O") == "f" and d == np.float32 for d in X.dtypes)
+        arr = X.to_numpy(dtype=np.float32 if single else np.float64, na_value=np.nan)
     else:
         arr = np.asarray(X)
         if arr.ndim != 2:
@@ -273,20 +305,22 @@ def check_feature_matrix(X, name: str = "X") -> np.ndarray:
                 if _to_float_or_none(arr[:, j]) is None:
                     _raise_not_numeric(name, str(j), arr[:, j])
             arr = arr.astype(np.float64)
-    arr = np.asarray(arr, dtype=np.float64)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-d array (rows x features), got shape {arr.shape}")
+    arr = np.asarray(arr, dtype=feature_dtype(arr.dtype))
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape}): give at least one row and one feature")
-    inf = np.isinf(arr)
-    if inf.any():
-        r, c = (int(v[0]) for v in np.nonzero(inf))
+    inf = first_infinite(arr)
+    if inf is not None:
+        r, c, count = inf
         col = columns[c] if columns else c
         raise ValueError(
-            f"{name} has {int(inf.sum())} infinite value(s) (first at row {r}, column {col!r}: {arr[r, c]}); "
+            f"{name} has {count} infinite value(s) (first at row {r}, column {col!r}: {arr[r, c]}); "
             "gbrank takes NaN as a missing value but refuses inf: replace it by NaN (missing) or by a "
             "large finite value, e.g. np.where(np.isinf(X), np.nan, X)")
-    return np.ascontiguousarray(arr)
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        arr = np.ascontiguousarray(arr)
+    return arr
 
 
 def _refuse_complex(name: str, column: str, col) -> None:

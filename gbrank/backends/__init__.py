@@ -9,8 +9,9 @@ from ._common import MetricCallback, ptr_from_sizes
 from ._lightgbm import LGBMRankerObjective, LightGBMMetric, LightGBMObjective
 from ._record import SETTINGS, Backend
 from ._registry import BACKENDS, get_backend
+from ._shared import free_shared_datasets, shared_datasets
 from ._xgboost import XGBoostMetric, XGBoostObjective, xgboost_early_stopping, xgboost_params
 
 __all__ = ["Backend", "BACKENDS", "get_backend", "SETTINGS", "LightGBMObjective", "LGBMRankerObjective",
            "LightGBMMetric", "XGBoostObjective", "XGBoostMetric", "CatBoostMetric", "MetricCallback",
-           "ptr_from_sizes", "xgboost_early_stopping", "xgboost_params"]
+           "ptr_from_sizes", "xgboost_early_stopping", "xgboost_params", "shared_datasets", "free_shared_datasets"]

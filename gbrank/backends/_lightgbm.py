@@ -6,6 +6,7 @@ import numpy as np
 
 from ._common import MetricCallback, check_library_object, check_objective, ptr_from_sizes
 from ._record import Backend
+from ._shared import shared_or_built
 
 
 class LightGBMObjective:
@@ -79,7 +80,9 @@ def train_lightgbm(params, X, y, ptr, weight, eval_sets, objective, metric, n_es
     import lightgbm as lgb
 
     def dataset(Xs, ys, ps, w=None, reference=None):
-        return lgb.Dataset(Xs, ys, group=np.diff(ps), weight=w, reference=reference, free_raw_data=False)
+        return shared_or_built(
+            "lightgbm", "train" if reference is None else "valid", Xs, ys, ps, w, (id(reference),),
+            lambda: lgb.Dataset(Xs, ys, group=np.diff(ps), weight=w, reference=reference, free_raw_data=False))
 
     train = dataset(X, y, ptr, weight)
     params = dict(params)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ._common import MetricCallback, check_library_object, check_objective
 from ._record import Backend
+from ._shared import shared_or_built
 
 
 def _group_ptr(dmatrix, adapter: str = "XGBoostObjective") -> np.ndarray:
@@ -94,16 +95,29 @@ def train_xgboost(params, X, y, ptr, weight, eval_sets, objective, metric, n_est
                       f"the host ({'; '.join(problems)}): the predictions go to the host and the gradients back "
                       "every round", stacklevel=3)
 
-    def dmatrix(Xs, ys, ps, w=None):
-        d = xgb.DMatrix(Xs, label=ys, enable_categorical=_is_frame(Xs))
-        d.set_group(np.diff(ps))
-        if w is not None:
-            d.set_weight(w)
-        return d
+    # hist trains on quantised features: a QuantileDMatrix holds only the bins (about one byte
+    # per value), a DMatrix a copy of every value besides; the same trees either way
+    quantised = params.get("tree_method", "hist") == "hist"
+
+    max_bin = params.get("max_bin", 256)
+
+    def dmatrix(Xs, ys, ps, w=None, ref=None):
+        def build():
+            if quantised:
+                d = xgb.QuantileDMatrix(Xs, label=ys, ref=ref, max_bin=max_bin, enable_categorical=_is_frame(Xs))
+            else:
+                d = xgb.DMatrix(Xs, label=ys, enable_categorical=_is_frame(Xs))
+            d.set_group(np.diff(ps))
+            if w is not None:
+                d.set_weight(w)
+            return d
+
+        return shared_or_built("xgboost", "train" if ref is None else "valid", Xs, ys, ps, w,
+                               (quantised, max_bin, id(ref)), build)
 
     train = dmatrix(X, y, ptr, weight)
+    evals = [(dmatrix(Xv, yv, pv, ref=train), f"valid_{i}") for i, (Xv, yv, pv) in enumerate(eval_sets)]
     params, obj = xgboost_params(params, objective)
-    evals = [(dmatrix(Xv, yv, pv), f"valid_{i}") for i, (Xv, yv, pv) in enumerate(eval_sets)]
     if early_stopping_rounds and not evals:
         raise ValueError("early_stopping_rounds needs an eval_set to watch")
     history: dict = {}
@@ -208,9 +222,13 @@ def train_xgboost_device(params, X, y, ptr, weight, eval_sets, objective, metric
 
 
 def predict_xgboost(booster, X, best_iteration):
+    """Scores of the first ``best_iteration`` trees; an array (dense or CSR) is predicted in
+    place (no DMatrix copy of it), a DataFrame with categorical columns through a DMatrix."""
     import xgboost as xgb
 
-    return booster.predict(xgb.DMatrix(X, enable_categorical=_is_frame(X)), iteration_range=(0, best_iteration))
+    if _is_frame(X):
+        return booster.predict(xgb.DMatrix(X, enable_categorical=True), iteration_range=(0, best_iteration))
+    return np.asarray(booster.inplace_predict(X, iteration_range=(0, best_iteration)))
 
 
 def _is_frame(X) -> bool:

@@ -35,7 +35,7 @@ from .._validation import plural
 from . import _store
 from ._letor_plan import (CURVE_METRICS, REGISTRY, REPORT_METRICS, Contender, LetorPlan, contender_listing,
                           prepare_letor, select_contenders)
-from ._letor_run import fingerprint, load_cached, run_key, run_name, run_versions, train_task
+from ._letor_run import fingerprint, load_cached, release_folds, run_key, run_name, run_versions, train_task
 from ._pool import train_missing
 
 log = logging.getLogger("gbrank.bench")
@@ -82,7 +82,11 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
                 if state != "ok":
                     todo.append((c, fold, settings, name, i))
     jobs = plan.jobs if len(todo) > 1 else 1  # workers set their own numba threads
-    tasks = [(c, fold, settings, plan.threads, str(store.folder), name, jobs > 1, i)
+    # fold by fold (stable: within a fold, the contenders' order above), so that a process
+    # bins each fold once per library and holds one fold's data sets at a time
+    order = {f.name: k for k, f in enumerate(plan.folds)}
+    todo.sort(key=lambda t: order[t[1].name])
+    tasks = [(c, fold, settings, plan.threads, str(store.folder), name, jobs > 1, i, fingerprints[fold.name])
              for c, fold, settings, name, i in todo]
     tuned = (f"; --tune {plan.tune}: {len(plan.configs)} configurations per contender and fold"
              if plan.configs else "")
@@ -96,12 +100,15 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
     # a bar on a terminal; elsewhere a log line per run and a heartbeat (gbrank._progress)
     with _numba_threads(plan.threads if jobs == 1 else None), \
             RunProgress(len(tasks), label="gbrank bench letor", logger=log) as shown:
-        for task, (rec, here) in train_missing(tasks, train_task, jobs=jobs):
-            if here:
-                trained.add(task[5])
-                shown.finished(_line(rec, task[7]))
-            else:
-                shown.finished(f"{rec['fold']} {rec['contender']}: trained by another process")
+        try:
+            for task, (rec, here) in train_missing(tasks, train_task, jobs=jobs):
+                if here:
+                    trained.add(task[5])
+                    shown.finished(_line(rec, task[7]))
+                else:
+                    shown.finished(f"{rec['fold']} {rec['contender']}: trained by another process")
+        finally:
+            release_folds()
     train_seconds = time.perf_counter() - t_start
 
     names, records, tuning = _choose(plan, store, runs, trained)

@@ -32,7 +32,7 @@ def fingerprint(fold) -> str:
         for a in split:
             a = np.ascontiguousarray(a)
             h.update(str((a.shape, a.dtype)).encode())
-            h.update(a.tobytes())
+            h.update(a.data)  # the buffer itself: no bytes copy of a full-size fold
     return h.hexdigest()[:16]
 
 
@@ -121,12 +121,18 @@ def warm_up(contender: Contender, settings: dict, threads: int) -> float:
     return _WARMED[key]
 
 
-def train_one(contender: Contender, fold, settings: dict, threads: int) -> tuple[np.ndarray, dict]:
+def train_one(contender: Contender, fold, settings: dict, threads: int, scope=None) -> tuple[np.ndarray, dict]:
     """Train one contender on one fold (early-stopped on its vali split); return the test
     scores and a record of the run.
 
     The record's ``seconds`` (and ``cpu_seconds``) time the training and prediction only;
-    the once-per-process warm-up before it (:func:`warm_up`) is its ``compile_seconds``."""
+    the once-per-process warm-up before it (:func:`warm_up`) is its ``compile_seconds``.
+    With a ``scope`` (the fold's name and fingerprint) the library's training and validation
+    sets are shared with the other runs of the fold (``gbrank.backends.shared_datasets``):
+    the first run of a library on the fold pays their construction in its ``seconds``."""
+    import contextlib
+
+    from gbrank.backends import shared_datasets
     from gbrank.estimators import GBRanker
 
     metric = settings["early_stopping_metric"]
@@ -142,7 +148,8 @@ def train_one(contender: Contender, fold, settings: dict, threads: int) -> tuple
     model = GBRanker(objective, backend=contender.library, n_estimators=settings["rounds"], eval_metric=metric,
                      early_stopping_rounds=settings["patience"], random_state=settings["seed"], n_jobs=threads,
                      **params)
-    model.fit(fold.train.X, y_train, qid=fold.train.qid, eval_set=[(fold.vali.X, fold.vali.y, fold.vali.qid)])
+    with shared_datasets(scope) if scope is not None else contextlib.nullcontext():
+        model.fit(fold.train.X, y_train, qid=fold.train.qid, eval_set=[(fold.vali.X, fold.vali.y, fold.vali.qid)])
     best = int(model.best_iteration_)
     history = [float(v) for v in model.evals_result_["valid_0"][metric]]
     scores = model.predict(fold.test.X)
@@ -155,18 +162,49 @@ def train_one(contender: Contender, fold, settings: dict, threads: int) -> tuple
     return np.asarray(scores, dtype=np.float64), record
 
 
+#: this process's fold (fingerprint -> fold): a worker given the fold again (a new copy with
+#: each task) trains on the one it holds, whose library data sets it has built already
+_HELD_FOLD: dict = {}
+
+
+def held_fold(fold, scope: str):
+    """The fold this process holds for ``scope`` (a fold's name and fingerprint), or
+    ``fold``, now held; holding another fold's releases the previous one."""
+    held = _HELD_FOLD.get(scope)
+    if held is not None:
+        return held
+    _HELD_FOLD.clear()
+    _HELD_FOLD[scope] = fold
+    return fold
+
+
+def release_folds() -> None:
+    """Drop the held fold and the library data sets built from it."""
+    from gbrank.backends import free_shared_datasets
+
+    _HELD_FOLD.clear()
+    free_shared_datasets()
+
+
 def train_task(task, wait: bool):
     """Worker entry point (also used in-process): claim the run from the store and train it
     unless another process did.  Returns ``(record, trained here)``, or None when ``wait``
-    is False and another process holds the run."""
+    is False and another process holds the run.
+
+    The runs of one fold share each library's training and validation sets
+    (``gbrank.backends.shared_datasets``, scoped by the fold's fingerprint, ``task[8]``): the
+    features are binned once per fold and library in each process, and released when the
+    process trains another fold."""
     contender, fold, settings, threads, folder, name, set_numba_threads = task[:7]
+    scope = f"{fold.name}:{task[8]}"
+    fold = held_fold(fold, scope)
     if set_numba_threads:
         import numba
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
 
     def train():
-        scores, record = train_one(contender, fold, settings, threads)
+        scores, record = train_one(contender, fold, settings, threads, scope=scope)
         return {"scores": scores}, record
 
     got = _store.RunStore(pathlib.Path(folder)).claim(name, run_versions(contender), train, wait=wait)

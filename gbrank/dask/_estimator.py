@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_labels
+from .._validation import check_choice, check_labels, first_infinite
 from ..backends import get_backend
 from ..estimators import GBRanker, resolve_objective
 from ..lambdas import GRADIENT_OBJECTIVES
@@ -202,13 +202,14 @@ def _check_numeric_columns(X, named, what):
 
 
 def _checked_features(block, block_info=None):
-    """A feature block, refused if it holds an infinite value (NaN is a missing value)."""
-    inf = np.isinf(block)
-    if inf.any():
-        r, c = (int(v[0]) for v in np.nonzero(inf))
+    """A feature block, refused if it holds an infinite value (NaN is a missing value);
+    checked by blocks of rows (``first_infinite``), its dtype (float32 included) kept."""
+    inf = first_infinite(np.asarray(block)) if np.asarray(block).dtype.kind == "f" else None
+    if inf is not None:
+        r, c, count = inf
         first = block_info[0]["array-location"][0][0] if block_info else 0
         raise ValueError(
-            f"X has {int(inf.sum())} infinite value(s) (first at row {first + r}, column {c}: {block[r, c]}); "
+            f"X has {count} infinite value(s) (first at row {first + r}, column {c}: {block[r, c]}); "
             "gbrank takes NaN as a missing value but refuses inf: replace it by NaN (missing) or by a large "
             "finite value, e.g. X = da.where(da.isinf(X), np.nan, X)")
     return block

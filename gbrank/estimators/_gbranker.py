@@ -333,7 +333,7 @@ class GBRanker(BaseEstimator):
         if categorical:
             X = self._check_categorical(X, categorical, name)
         elif hasattr(X, "tocsr") and hasattr(X, "nnz"):  # a scipy sparse matrix: implicit zeros, NaN kept
-            X = check_array(X, accept_sparse="csr", dtype=np.float64, ensure_all_finite="allow-nan")
+            X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
             if np.isinf(X.data).any():
                 raise ValueError(f"{name} has infinite values; gbrank takes NaN as a missing value but refuses "
                                  "inf: replace them by NaN or by a large finite value")
@@ -408,6 +408,13 @@ class GBRanker(BaseEstimator):
         ``sample_weight``: one weight per row (constant within a query for XGBoost and
         CatBoost, whose ranking weights are per query: ``Backend.weights``).
         ``eval_set``: list of (X, y, qid) triples.
+
+        Memory: X goes to the library as it is given when it is float32 or float64 (float32
+        stays float32; other numbers become float64), C- or Fortran-ordered, and its rows
+        are not reordered: rows grouped by query, the common case (LETOR files are), are
+        trained on in place, and interleaved query ids are refused with the fix rather than
+        sorted into a copy.  The inf check runs by blocks of rows.  At MSLR-WEB30K size see
+        docs/speed.md, "Full-size LETOR".
         """
         if in_search_without_routing():
             raise ValueError("GBRanker is being cross-validated without metadata routing, so score would get "
