@@ -269,6 +269,15 @@ def _paradigm_refs_table(report: str) -> str:
     return table(header, rows, ["---", "---:", "---:"] + ["---"] * (2 * len(refs)))
 
 
+def _tuning_seconds(report: str) -> float:
+    """Summed training seconds of every run of a tuned bench (its tuning.csv): the same
+    figure whether the report was written while training or from the run store."""
+    import csv
+
+    with open(RESULTS / report / "tuning.csv", newline="") as f:
+        return sum(float(row["seconds"]) for row in csv.DictReader(f))
+
+
 def _paradigm_values(v: dict) -> None:
     for key, report in (("mq_paradigm", MQ_PARADIGM), ("mslr_paradigm", MSLR_PARADIGM)):
         doc = load(f"{report}/paradigm.json")
@@ -282,7 +291,7 @@ def _paradigm_values(v: dict) -> None:
         v[f"{key}.patience"] = str(config["protocol"]["patience"])
         v[f"{key}.contenders"] = str(len(s["contenders"]))
         v[f"{key}.queries"] = str(doc["n_queries"])
-        v[f"{key}.minutes"] = f"{config['train_seconds_this_invocation'] / 60:.0f}"
+        v[f"{key}.minutes"] = f"{_tuning_seconds(report) / 60:.0f}"
         own = [next(r for r in doc["paradigm"][p["aim"]] if r["a"] == p["listwise"]) for p in doc["pairs"]]
         v[f"{key}.pairs"] = str(len(doc["pairs"]))
         v[f"{key}.own_listwise"] = str(sum(r["significant"] and r["diff"] > 0 for r in own))

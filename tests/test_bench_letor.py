@@ -161,7 +161,7 @@ def test_contender_selection():
     names = [c.name for c in select_contenders(["gbrank:nrbp@0.95*"], baseline="lightgbm:lambdarank")]
     assert names == ["lightgbm:lambdarank", "gbrank:nrbp@0.95", *(f"gbrank:nrbp@0.95+{b}" for b in
                      ("minmax", "expectation", "expectation_max", "distribution"))]
-    assert len(select_contenders(["all"], baseline="lightgbm:lambdarank")) == len(REGISTRY) == 91  # 9 listwise
+    assert len(select_contenders(["all"], baseline="lightgbm:lambdarank")) == len(REGISTRY) == 90  # 8 listwise
     assert [c.name for c in select_contenders(["new"], baseline="lightgbm:lambdarank")][1:] == list(NEW_OBJECTIVES)
     assert len(select_contenders(["bounded"], baseline="lightgbm:lambdarank")) == 49
     default = {c.name for c in select_contenders(None, baseline="lightgbm:lambdarank")}

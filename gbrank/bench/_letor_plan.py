@@ -91,8 +91,9 @@ def _registry() -> dict[str, Contender]:
 
 
 #: gbrank's listwise objectives (group ``listwise``): the paper's smoothed metrics and the known families
-LISTWISE_OBJECTIVES = ("listwise_ndcg", "listwise_ap", "listwise_rr", "listwise_nrbp", "approx_ndcg", "softmax",
-                       "listnet", "listmle", "neural_ndcg")
+#: (``approx_ndcg``, ApproxNDCG, is ``listwise_ndcg``'s loss itself: benched once, as ``listwise_ndcg``)
+LISTWISE_OBJECTIVES = ("listwise_ndcg", "listwise_ap", "listwise_rr", "listwise_nrbp", "softmax", "listnet",
+                       "listmle", "neural_ndcg")
 _LISTWISE = {f"gbrank:{o}" for o in LISTWISE_OBJECTIVES}
 
 
