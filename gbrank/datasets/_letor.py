@@ -1,18 +1,23 @@
 """LETOR / SVMlight ranking files: one file, a folder of folds, the bundled example.
 
-Parsing is scikit-learn's ``load_svmlight_file(..., query_id=True)``; this module adds the
-LETOR conventions around it: 1-based feature indices, query ids from ``qid:`` fields or
-from a companion file of group sizes, contiguous queries, and one feature width per fold.
+Parsing is scikit-learn's ``load_svmlight_file``, fed the file as a stream of lines; this
+module adds the LETOR conventions around it: 1-based feature indices, query ids from
+``qid:`` fields (collected here as the lines pass, see ``_Rows``) or from a companion file
+of group sizes, contiguous queries, and one feature width per fold.
 """
 
 from __future__ import annotations
 
+import array
+import contextlib
 import dataclasses
+import gzip
 import importlib.resources
-import io
+import mmap
 import os
 import pathlib
 import re
+import zlib
 from typing import NamedTuple
 
 import numpy as np
@@ -109,8 +114,9 @@ def _row_lines(data: bytes) -> list[int]:
             if raw.split(b"#", 1)[0].strip()]
 
 
-def _where(path, data: bytes, row: int) -> str:
-    lines = _row_lines(data)
+def _where(path, row: int) -> str:
+    """``"<path>, line <n>"`` for data row ``row``; reads the file again (only for an error message)."""
+    lines = _row_lines(read_bytes(path, "LETOR"))
     return f"{path}, line {lines[row] if row < len(lines) else row + 1}"
 
 
@@ -154,57 +160,280 @@ def _find_bad_token(data: bytes, path) -> str | None:
     return None
 
 
-def _check_values(X: sp.csr_matrix, y: np.ndarray, data: bytes, path) -> None:
-    """Labels finite and >= 0; features finite or NaN (a missing value).  See ``load_letor``."""
+_SCAN = 1 << 20  # values per slice when scanning the features for inf
+
+
+def _first_inf(values: np.ndarray) -> int | None:
+    """Position of the first infinite value, scanning by slices (no mask as large as the data)."""
+    for start in range(0, values.size, _SCAN):
+        found = np.isinf(values[start:start + _SCAN])
+        if found.any():
+            return start + int(np.argmax(found))
+    return None
+
+
+def _check_values(X: _Blocks, y: np.ndarray, path) -> None:
+    """Labels finite and >= 0; features finite or NaN (a missing value).  See ``load_letor``.
+
+    Works on the blocks of rows one by one: never a dense copy of a whole CSR ``X``."""
     bad = ~np.isfinite(y) | (y < 0)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{_where(path, data, row)} has the label {y[row]:g} ({plural(bad.sum(), 'such row')} in all); "
+            f"{_where(path, row)} has the label {y[row]:g} ({plural(bad.sum(), 'such row')} in all); "
             "relevance labels must be finite and non-negative: fix or drop those rows"
         )
-    inf = np.isinf(X.data)
-    if inf.any():
-        at = int(np.flatnonzero(inf)[0])
-        row = int(np.searchsorted(X.indptr, at, side="right") - 1)
-        raise ValueError(
-            f"{_where(path, data, row)} has the feature value {X.data[at]:g} for feature "
-            f"{int(X.indices[at]) + 1}; features must be finite, or NaN for a missing value "
-            "(LightGBM and XGBoost treat NaN as missing): replace it"
-        )
+    for first_row, block in X.with_rows():
+        found = block.first_inf()
+        if found is not None:
+            row, column, value = found
+            raise ValueError(
+                f"{_where(path, first_row + row)} has the feature value {value:g} for feature "
+                f"{column + 1}; features must be finite, or NaN for a missing value "
+                "(LightGBM and XGBoost treat NaN as missing): replace it"
+            )
 
 
 DENSE_WIDTH_LIMIT = 10_000  # a dense X wider than this must use at least 1 in 10 of its columns
 
 
-def _check_dense_width(X: sp.csr_matrix, path) -> None:
+def _check_dense_width(X: _Blocks, path) -> None:
     """Refuse a dense matrix of mostly empty columns: more than ``DENSE_WIDTH_LIMIT`` wide
     and using fewer than one column in ten (one stray feature index of 10**7 would otherwise
     allocate n_rows x 10**7 floats)."""
-    width = X.shape[1]
+    n_rows, width = X.shape
     if width <= DENSE_WIDTH_LIMIT:
         return
-    used = np.unique(X.indices).size
+    used = np.unique(np.concatenate([block.columns() for block in X.blocks])).size
     if width <= 10 * used:
         return
-    at = int(np.argmax(X.indices))
-    row = int(np.searchsorted(X.indptr, at, side="right") - 1)
-    where = _where(path, read_bytes(path, "LETOR"), row)
+    # the widest column is in a sparse block: dense ones are at most DENSE_WIDTH_LIMIT wide
+    for first, block in X.with_rows():
+        row = block.first_row_using(width - 1)
+        if row is not None:
+            break
+    mib = n_rows * width * np.dtype(X.dtype).itemsize / 2**20
     raise ValueError(
-        f"{where} uses feature index {width}, but the file has only {plural(used, 'distinct feature')}: a "
-        f"dense X would be {X.shape[0]} x {width} ({X.shape[0] * width * 8 / 2**20:,.0f} MiB) of "
+        f"{_where(path, first + row)} uses feature index {width}, but the file has only "
+        f"{plural(used, 'distinct feature')}: a dense X would be {n_rows} x {width} ({mib:,.0f} MiB) of "
         "mostly empty columns; fix the index, or pass dense=False for a sparse CSR matrix"
     )
 
 
-def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None):
-    """(CSR X, y, qid) of one file, with its own width; see ``load_letor``."""
+# ---------------------------------------------------------------------------------------
+# parsing by blocks of rows
+
+
+def _mapped(shape, dtype) -> np.ndarray:
+    """Zeros in an anonymous memory map of their own: dropping the array hands its pages back
+    to the system at once (a freed malloc block of this size may stay in the heap, resident)."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    return np.frombuffer(mmap.mmap(-1, max(size, 1)), dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+
+
+def _mapped_copy(values: np.ndarray, dtype) -> np.ndarray:
+    out = _mapped(values.shape, dtype)
+    out[...] = values
+    return out
+
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+class _SparseBlock:
+    """Consecutive rows of a file in CSR form: values, 0-based column indices, row pointers from 0."""
+
+    def __init__(self, X: sp.csr_matrix, dtype):
+        index = np.int32 if max(X.shape[1], X.nnz) <= _INT32_MAX else np.int64
+        self.data = _mapped_copy(X.data, dtype)
+        self.indices = _mapped_copy(X.indices, index)
+        self.indptr = _mapped_copy(X.indptr, index)
+        self.n_rows = X.shape[0]
+
+    def first_inf(self) -> tuple[int, int, float] | None:
+        """(row, column, value) of the first infinite value, or None."""
+        at = _first_inf(self.data)
+        if at is None:
+            return None
+        return int(np.searchsorted(self.indptr, at, side="right") - 1), int(self.indices[at]), self.data[at]
+
+    def columns(self) -> np.ndarray:
+        return np.unique(self.indices)
+
+    def first_row_using(self, column: int) -> int | None:
+        hits = np.flatnonzero(self.indices == column)
+        return int(np.searchsorted(self.indptr, hits[0], side="right") - 1) if hits.size else None
+
+    def csr(self, width: int) -> sp.csr_matrix:
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(self.n_rows, width))
+
+    def fill(self, out: np.ndarray) -> None:
+        """Write the rows into ``out`` (zeros, C-ordered, this block's rows by the output's width)."""
+        self.csr(out.shape[1]).toarray(out=out)
+
+
+class _DenseBlock:
+    """Consecutive rows of a file as a dense array (as wide as the widest of them), with the
+    columns they use (a dense array no longer tells an absent feature from a written 0)."""
+
+    def __init__(self, X: sp.csr_matrix, dtype):
+        self.values = _mapped(X.shape, dtype)
+        X.toarray(out=self.values)
+        self.used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
+        self.n_rows = X.shape[0]
+
+    def first_inf(self) -> tuple[int, int, float] | None:
+        at = _first_inf(self.values.reshape(-1))
+        if at is None:
+            return None
+        row, column = divmod(at, self.values.shape[1])
+        return row, column, self.values[row, column]
+
+    def columns(self) -> np.ndarray:
+        return self.used
+
+    def first_row_using(self, column: int) -> int | None:
+        return None  # only asked for a column wider than DENSE_WIDTH_LIMIT, which no dense block has
+
+    def fill(self, out: np.ndarray) -> None:
+        out[:, :self.values.shape[1]] = self.values
+
+
+class _Blocks:
+    """The features of one file as blocks of consecutive rows, joined once at the end.
+
+    Each block is a few MiB of text parsed by scikit-learn at a time and kept in the form of
+    the output: dense when a dense ``X`` is asked for (unless the block is wider than
+    ``DENSE_WIDTH_LIMIT``), else CSR with int32 column indices where they fit.  ``to_dense`` /
+    ``to_csr`` copy the blocks into the one output, dropping each block once copied, so the
+    peak memory is about the output plus one block (a whole-file CSR matrix, as
+    ``load_svmlight_file`` gives, with int64 column indices, would stay beside the dense array
+    that ``toarray`` makes of it).
+    """
+
+    def __init__(self, blocks: list, width: int, dtype):
+        self.blocks = blocks
+        self.dtype = dtype
+        self.shape = (sum(block.n_rows for block in blocks), width)
+
+    def with_rows(self):
+        """(first row, block) of every block, in file order."""
+        first = 0
+        for block in self.blocks:
+            yield first, block
+            first += block.n_rows
+
+    def _drain(self):
+        """``with_rows``, each block dropped after its turn (its caller copies it out)."""
+        first = 0
+        self.blocks.reverse()
+        while self.blocks:
+            block = self.blocks.pop()
+            yield first, block
+            first += block.n_rows
+            del block
+
+    def to_dense(self, width: int) -> np.ndarray:
+        out = np.zeros((self.shape[0], width), dtype=self.dtype)  # pages touched only as rows are filled
+        for first, block in self._drain():
+            block.fill(out[first:first + block.n_rows])
+        return out
+
+    def to_csr(self, width: int) -> sp.csr_matrix:
+        """One CSR matrix (of sparse blocks only: a file read for a dense X stays dense)."""
+        nnz = sum(block.data.size for block in self.blocks)
+        index = np.int32 if max(width, nnz) <= _INT32_MAX else np.int64
+        data, indices = np.empty(nnz, dtype=self.dtype), np.empty(nnz, dtype=index)
+        indptr = np.zeros(self.shape[0] + 1, dtype=index)
+        at = 0
+        for first, block in self._drain():
+            end = at + block.data.size
+            data[at:end], indices[at:end] = block.data, block.indices
+            indptr[first + 1:first + block.n_rows + 1] = block.indptr[1:] + at
+            at = end
+        return sp.csr_matrix((data, indices, indptr), shape=(self.shape[0], width))
+
+
+class _Binary(Exception):
+    """A NUL byte in the text: ``read_bytes`` words the error (with its line)."""
+
+
+class _Rows:
+    """A file's lines for scikit-learn's parser, a block at a time, noting each data row's
+    query id on the way.
+
+    ``load_svmlight_file(f)`` treats any object with a ``read`` method as an open file and
+    only iterates over its lines; each iteration here gives the next lines, up to about
+    ``block_bytes`` of text, until ``exhausted``.  scikit-learn's own ``query_id=True`` grows
+    the ids with one ``np.append`` per row, a copy of every id so far (scikit-learn 1.9:
+    quadratic in the rows, minutes for 360,000 rows, hours for MSLR-WEB30K); here they go to
+    an ``array.array``.  A row's query id is what scikit-learn reads: the text after the
+    first ``:`` of the field after the label, when that field starts with ``qid``, in the
+    part of the line before ``#``.
+    """
+
+    def __init__(self, lines, block_bytes: int):
+        self._lines = iter(lines)
+        self._block_bytes = block_bytes
+        self.qid = array.array("q")
+        self.exhausted = False
+
+    def read(self, size: int = -1) -> bytes:  # pragma: no cover - only its presence is used
+        raise NotImplementedError("_Rows is read line by line")
+
+    def __iter__(self):
+        append = self.qid.append
+        left = self._block_bytes
+        for line in self._lines:
+            if b"\0" in line:
+                raise _Binary
+            fields = line.split(b"#", 1)[0].split(None, 2)
+            if len(fields) > 1 and fields[1].startswith(b"qid"):
+                append(int(fields[1].partition(b":")[2]))
+            yield line
+            left -= len(line)
+            if left <= 0:
+                return
+        self.exhausted = True
+
+
+_READ_BUFFER = 1 << 20
+_BLOCK_BYTES = 1 << 24  # text parsed per call of scikit-learn's parser (16 MiB: about 2 million values)
+
+
+def _parse(path: pathlib.Path, dtype, dense: bool):
+    """(X as _Blocks, y, qid) of a plain or gzipped file, streamed: the text is never held whole."""
+    blocks, labels, width = [], [], 0
+    with contextlib.ExitStack() as stack:
+        stream = stack.enter_context(open(path, "rb", buffering=_READ_BUFFER))
+        gzipped = stream.read(2) == b"\x1f\x8b"
+        stream.seek(0)
+        if gzipped:
+            stream = stack.enter_context(gzip.GzipFile(fileobj=stream, mode="rb"))
+        rows = _Rows(stream, _BLOCK_BYTES)
+        while not rows.exhausted:
+            X, y = load_svmlight_file(rows, query_id=False, zero_based=False, dtype=dtype)
+            width = max(width, X.shape[1])
+            if X.shape[0]:
+                form = _DenseBlock if dense and X.shape[1] <= DENSE_WIDTH_LIMIT else _SparseBlock
+                blocks.append(form(X, dtype))
+                labels.append(y)
+            del X
+    y = np.concatenate(labels) if labels else np.zeros(0)
+    return _Blocks(blocks, width, dtype), y, np.frombuffer(rows.qid, dtype=np.int64)
+
+
+def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None, dtype=np.float64, dense: bool = False):
+    """(X as _Blocks, y, qid) of one file, with its own width; see ``load_letor``.  ``dense``
+    keeps the blocks dense, for a dense ``X``."""
     if not path.exists():
         raise FileNotFoundError(f"no LETOR file at {path}")
-    data = read_bytes(path, "LETOR")
     try:
-        X, y, qid = load_svmlight_file(io.BytesIO(data), query_id=True, zero_based=False)
-    except ValueError as err:
+        X, y, qid = _parse(path, dtype, dense)
+    except (ValueError, _Binary, EOFError, OSError, zlib.error) as err:
+        # the slow road, only for a failure: read_bytes refuses a folder, a binary file and a
+        # broken gzip stream with their own messages; a parse error is found with its line
+        data = read_bytes(path, "LETOR")
         found = _find_bad_token(data, path)
         if found is not None:
             raise ValueError(found) from None
@@ -215,7 +444,7 @@ def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None):
                 "sklearn's dump_svmlight_file(..., zero_based=False)"
             ) from None
         raise ValueError(f"{path} is not a valid SVMlight/LETOR file: {err}") from None
-    _check_values(X, y, data, path)
+    _check_values(X, y, path)
     n = X.shape[0]
     if n == 0:
         raise ValueError(f"{path} holds no rows")
@@ -248,19 +477,21 @@ def _read_letor(path: pathlib.Path, group_sizes: np.ndarray | None = None):
             )
         qid = np.repeat(np.arange(group_sizes.size, dtype=np.int64), group_sizes)
     _check_contiguous(qid, str(path))
-    return X.tocsr(), np.asarray(y, dtype=np.float64), np.asarray(qid, dtype=np.int64)
+    return X, np.asarray(y, dtype=np.float64), np.asarray(qid, dtype=np.int64)
 
 
-def _finish(X: sp.csr_matrix, y, qid, n_features: int | None, dense: bool, source) -> LetorSplit:
+def _finish(X: _Blocks, y, qid, n_features: int | None, dense: bool, source) -> LetorSplit:
+    """The split with ``X`` joined into one dense array or CSR matrix of ``n_features`` columns
+    (by default the file's own width)."""
+    width = X.shape[1]
     if n_features is not None:
-        if X.shape[1] > n_features:
+        if width > n_features:
             raise ValueError(
-                f"{source} uses feature index {X.shape[1]}, more than n_features={n_features}; "
+                f"{source} uses feature index {width}, more than n_features={n_features}; "
                 "raise n_features or leave it as None to use the file's own width"
             )
-        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
-    X = X.toarray() if dense else X
-    return LetorSplit(X, y, qid)
+        width = n_features
+    return LetorSplit(X.to_dense(width) if dense else X.to_csr(width), y, qid)
 
 
 def _check_n_features(n_features) -> int | None:
@@ -272,15 +503,38 @@ def _check_n_features(n_features) -> int | None:
     return int(n_features)
 
 
+DTYPES = (np.float64, np.float32)  # the feature types load_letor returns
+
+
+def _check_dtype(dtype) -> type:
+    """``dtype`` as ``np.float64`` or ``np.float32``, else a ValueError naming the argument."""
+    try:
+        found = None if dtype is None or isinstance(dtype, bool) else np.dtype(dtype).type
+    except (TypeError, ValueError):
+        found = None
+    if found not in DTYPES:
+        raise ValueError(
+            f"dtype must be np.float64 or np.float32 (the type of the features X), got {dtype!r}"
+        )
+    return found
+
+
 def load_letor(
-    path: str | os.PathLike, *, n_features: int | None = None, dense: bool = True
+    path: str | os.PathLike, *, n_features: int | None = None, dense: bool = True,
+    dtype: type = np.float64,
 ) -> LetorSplit:
     """Load one SVMlight/LETOR ranking file, plain or gzipped.
 
     Each line is ``label qid:Q j:v j:v ... [# comment]`` with 1-based feature indices ``j``
     (feature ``j`` becomes column ``j - 1``); absent features are 0.  Parsing is done by
-    ``sklearn.datasets.load_svmlight_file(path, query_id=True, zero_based=False)``, which
-    reads ``.gz`` files directly.
+    ``sklearn.datasets.load_svmlight_file(..., zero_based=False, dtype=dtype)``, fed the
+    file (gunzipped when it starts with gzip's magic number) as a stream of lines, 16 MiB
+    of text at a time: the text is never held in memory whole, the query ids are collected
+    as the lines pass (in linear time; scikit-learn's own ``query_id=True`` is quadratic in
+    the rows), each block of rows is kept in the output's form (dense rows, or CSR with
+    int32 column indices) and the blocks are joined once at the end.  The peak memory is
+    about the output plus one block; no float64 copy is made for ``dtype=np.float32``.
+    Loading MSLR-WEB30K: ``docs/speed.md``, "Loading LETOR files at full size".
 
     Query ids come from the ``qid:`` fields.  A file without them (LightGBM's format) takes
     them from the companion file ``<path>.query`` (for ``x.gz`` also ``x.query``): one group
@@ -296,12 +550,17 @@ def load_letor(
         several files the same width.
     dense : bool, default True
         Return ``X`` as a dense ``ndarray``; ``False`` keeps scipy's CSR matrix.
+    dtype : np.float64 or np.float32, default np.float64
+        Type of the features ``X`` (dense or CSR).  ``np.float32`` parses every value
+        straight to float32 (no float64 copy on the way): 4 bytes a value instead of 8, in
+        the dense matrix and in the CSR's values.  The values are those of the float64 load
+        cast to float32.  Labels stay float64 and query ids int64.
 
     Returns
     -------
     LetorSplit
-        Named tuple ``(X, y, qid)``: ``X`` float64 of shape ``(n_rows, n_features)``,
-        ``y`` float64 labels, ``qid`` int64, one per row.
+        Named tuple ``(X, y, qid)``: ``X`` of ``dtype`` (float64 by default) and shape
+        ``(n_rows, n_features)``, ``y`` float64 labels, ``qid`` int64, one per row.
 
     Notes
     -----
@@ -327,7 +586,7 @@ def load_letor(
         contiguous (the message names the query id), if a feature index is 0 or exceeds
         ``n_features``, for a label or feature value refused above, or if the file is not
         valid SVMlight (the message names the line and the field), binary, or a truncated
-        gzip stream.
+        gzip stream; if ``dtype`` is neither ``np.float64`` nor ``np.float32``.
     FileNotFoundError
         If ``path`` does not exist.
     TypeError
@@ -338,12 +597,15 @@ def load_letor(
     >>> X, y, qid = load_letor(resolve("mq2008") / "Fold1" / "vali.txt.gz")
     >>> X.shape, float(y.max()), len(np.unique(qid))
     ((2707, 46), 2.0, 157)
+    >>> load_letor(resolve("mq2008") / "Fold1" / "vali.txt.gz", dtype=np.float32).X.dtype
+    dtype('float32')
     """
     n_features = _check_n_features(n_features)
     if not isinstance(dense, (bool, np.bool_)):
         raise TypeError(f"dense must be True (ndarray) or False (CSR matrix), got {dense!r}")
+    dtype = _check_dtype(dtype)
     path = pathlib.Path(path).expanduser()
-    X, y, qid = _read_letor(path)
+    X, y, qid = _read_letor(path, dtype=dtype, dense=dense)
     if dense and n_features is None:
         _check_dense_width(X, path)
     return _finish(X, y, qid, n_features, dense, path)
@@ -366,7 +628,7 @@ def _split_file(folder: pathlib.Path, split: str) -> pathlib.Path | None:
     return found[0] if found else None
 
 
-def _load_fold(folder: pathlib.Path, name: str) -> LetorFold:
+def _load_fold(folder: pathlib.Path, name: str, dtype=np.float64) -> LetorFold:
     files = {split: _split_file(folder, split) for split in SPLITS}
     for split in ("train", "test"):
         if files[split] is None:
@@ -374,7 +636,7 @@ def _load_fold(folder: pathlib.Path, name: str) -> LetorFold:
                 f"{folder} has no {split} file; a LETOR fold needs {split}.txt or "
                 f"{split}.txt.gz (vali is optional)"
             )
-    raw = {split: _read_letor(p) for split, p in files.items() if p is not None}
+    raw = {split: _read_letor(p, dtype=dtype, dense=True) for split, p in files.items() if p is not None}
     for split, (X, _, _) in raw.items():
         _check_dense_width(X, files[split])
     width = max(X.shape[1] for X, _, _ in raw.values())
@@ -403,7 +665,8 @@ def _check_folds(folds, available: dict[int, pathlib.Path], folder) -> list[int]
 
 
 def load_letor_folds(
-    folder_or_name: str | os.PathLike, folds: int | list[int] | None = None
+    folder_or_name: str | os.PathLike, folds: int | list[int] | None = None, *,
+    dtype: type = np.float64,
 ) -> list[LetorFold]:
     """Load the folds of a LETOR dataset folder (dense features).
 
@@ -423,6 +686,8 @@ def load_letor_folds(
     folds : int or list of int, optional
         Fold numbers to load, in the order given (``[1, 3]`` loads Fold1 and Fold3); all by
         default.  Only for folders with ``Fold<k>`` sub-folders.
+    dtype : np.float64 or np.float32, default np.float64
+        Type of every split's features, as in ``load_letor``.
 
     Returns
     -------
@@ -431,7 +696,8 @@ def load_letor_folds(
     Raises
     ------
     ValueError
-        For an unknown fold number, or ``folds`` given for a single-pair folder.
+        For an unknown fold number, ``folds`` given for a single-pair folder, or a ``dtype``
+        other than ``np.float64`` and ``np.float32``.
     FileNotFoundError
         For a folder with neither fold sub-folders nor a train/test pair, or a fold without
         a train or test file.
@@ -442,6 +708,7 @@ def load_letor_folds(
     >>> fold1.name, fold1.train.X.shape, fold1.vali.X.shape, fold3.test.X.shape
     ('Fold1', (9630, 46), (2707, 46), (3635, 46))
     """
+    dtype = _check_dtype(dtype)
     folder = resolve(folder_or_name)
     if not folder.is_dir():
         raise NotADirectoryError(
@@ -454,7 +721,7 @@ def load_letor_folds(
         if match and sub.is_dir():
             available[int(match.group(1))] = sub
     if available:
-        return [_load_fold(available[k], f"Fold{k}") for k in _check_folds(folds, available, folder)]
+        return [_load_fold(available[k], f"Fold{k}", dtype) for k in _check_folds(folds, available, folder)]
     if _split_file(folder, "train") is None and _split_file(folder, "test") is None:
         raise FileNotFoundError(
             f"{folder} holds no LETOR data: expected Fold1, Fold2, ... sub-folders of "
@@ -465,7 +732,7 @@ def load_letor_folds(
             f"folds={folds!r} selects Fold<k> sub-folders, but {folder} holds a single "
             "train/test pair; leave folds=None"
         )
-    return [_load_fold(folder, folder.name)]
+    return [_load_fold(folder, folder.name, dtype)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -506,7 +773,7 @@ def load_example(*, dense: bool = True) -> LetorFold:
             (data / f"rank.{split}.query").read_text(), f"bundled rank.{split}.query"
         )
         with importlib.resources.as_file(data / f"rank.{split}.gz") as path:
-            raw[split] = _read_letor(path, group_sizes=sizes)
+            raw[split] = _read_letor(path, group_sizes=sizes, dense=dense)
     width = max(X.shape[1] for X, _, _ in raw.values())
     parts = {s: _finish(*raw[s], width, dense, f"bundled rank.{s}.gz") for s in raw}
     return LetorFold(_EXAMPLE, parts["train"], None, parts["test"])
