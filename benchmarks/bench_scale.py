@@ -52,8 +52,8 @@ Contenders, and the reference each ratio is taken against (``ref``):
   "ap"])``, scores = label + N(0, 1) noise (seeded), after a warm-up call on a tiny set;
 - ``bench``: one fold of ``gbrank bench letor`` on the size's folder (train/vali/test text
   files) with ``--bench-contenders`` (default: the default contenders), ``--rounds`` and
-  ``--patience`` ``--bench-rounds``, ``--jobs 1 --threads T``, into a new output folder (no
-  cached runs).
+  ``--patience`` ``--bench-rounds``, ``--jobs 1 --threads T --dtype`` ``--bench-dtype``
+  (default float32), into a new output folder (no cached runs).
 
 Every child gets ``NUMBA_NUM_THREADS`` and ``OMP_NUM_THREADS`` = ``--threads`` and writes its
 standard error to ``--data-dir``/logs.  ``--repeats`` runs every measurement that many times,
@@ -62,9 +62,9 @@ page cache (the first read after generating them usually does).  Data sizes, ext
 the first block of about 48,000 rows of each (2-core machine, shared): web30k 3,775,691 rows,
 4.7 GB of text and 1.0 GB of Parquet, written in about 2.5 minutes; istella 9,893,130 rows,
 19.8 GB of text and 3.8 GB of Parquet, about 6 minutes.  The estimate is printed after the
-first block, and generation stops when the disk lacks the room.  ``gbrank bench letor`` loads
-every split of the fold dense as float64 (istella: 9.9M x 220 x 8 bytes = 17.4 GB before any
-parse buffer), so the istella command below leaves the bench out.
+first block, and generation stops when the disk lacks the room.  ``gbrank bench letor`` holds
+every split of the fold dense (istella as float32: 9.9M x 220 x 4 bytes = 8.7 GB; as float64,
+``--bench-dtype float64``, 17.4 GB).
 
     python benchmarks/bench_scale.py --sizes tiny --rounds 2        # smoke run (43-127 s on a shared 2-core machine)
     nice python benchmarks/bench_scale.py --sizes small --markdown --save runs/scale-small.json
@@ -619,7 +619,8 @@ def child_bench(args, folder, contender, out):
 
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"bench-out-{folder.name}-", dir=folder.parent))
     argv = ["bench", "letor", "--data", str(folder), "--rounds", str(args.bench_rounds), "--patience",
-            str(args.bench_rounds), "--jobs", "1", "--threads", str(args.threads), "--out", str(work)]
+            str(args.bench_rounds), "--jobs", "1", "--threads", str(args.threads), "--dtype", args.bench_dtype,
+            "--out", str(work)]
     if args.bench_contenders:
         argv += ["--contenders", args.bench_contenders]
     report = io.StringIO()
@@ -695,7 +696,7 @@ def spawn(args, task: str, contender: str, size: str, log_dir: pathlib.Path) -> 
     log = log_dir / f"{size}-{task}-{contender.replace('/', '_').replace(' ', '_')}.log"
     cmd = [sys.executable, os.path.abspath(__file__), "--one", task, "--contender", contender, "--size-name", size,
            "--data-dir", str(args.data_dir), "--rounds", str(args.rounds), "--threads", str(args.threads),
-           "--seed", str(args.seed), "--bench-rounds", str(args.bench_rounds)]
+           "--seed", str(args.seed), "--bench-rounds", str(args.bench_rounds), "--bench-dtype", args.bench_dtype]
     if args.bench_contenders:
         cmd += ["--bench-contenders", args.bench_contenders]
     env = dict(os.environ, NUMBA_NUM_THREADS=str(args.threads), OMP_NUM_THREADS=str(args.threads),
@@ -822,6 +823,8 @@ def main(argv=None):
                         help="--rounds and --patience of the gbrank bench letor run (default: %(default)s)")
     parser.add_argument("--bench-contenders", default=None,
                         help="--contenders of the gbrank bench letor run (default: its default contenders)")
+    parser.add_argument("--bench-dtype", choices=("float32", "float64"), default="float32",
+                        help="--dtype of the gbrank bench letor run (default: %(default)s)")
     parser.add_argument("--data-dir", default="runs/scale-data",
                         help="folder of the generated data (one sub-folder per size, reused while its manifest "
                              "matches), the children's logs (logs/) and the models of predict (default: %(default)s)")

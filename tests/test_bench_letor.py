@@ -455,3 +455,39 @@ def test_each_new_objective_trains_when_this_gbrank_has_it(name, letor_folder):
     config = tune_configs("random", 1, seed=0)[0]
     scores, rec = train_one(c, fold, tuned_settings(settings, config, c.library), threads=1)
     assert scores.shape == fold.test.y.shape and np.isfinite(scores).all() and 1 <= rec["best_iteration"] <= 5
+
+
+def test_float32_features_reach_the_runs_and_are_cached_apart(letor_folder, tmp_path):
+    """``--dtype float32`` loads float32 folds (recorded in config.json) whose fingerprints differ
+    from the float64 folds', so that runs on the two never share a cache entry; the models learn
+    from either (the libraries bin float32 and float64 alike on these values)."""
+    from gbrank.bench import prepare_letor
+    from gbrank.bench._letor_run import fingerprint
+
+    out = tmp_path / "o32"
+    argv = ["bench", "letor", "--data", str(letor_folder), "--folds", "1", "--contenders", "gbrank:ndcg",
+            "--rounds", "4", "--patience", "2", "--threads", "1", "--dtype", "float32", "--out", str(out)]
+    assert main(argv, out=_Log()) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["data"]["dtype"] == "float32"
+    plans = {d: prepare_letor(data=str(letor_folder), folds=[1], contenders=["gbrank:ndcg"], rounds=2,
+                              out_dir=tmp_path / d, dtype=d) for d in ("float32", "float64")}
+    folds = {d: plan.folds[0] for d, plan in plans.items()}
+    for split in ("train", "vali", "test"):
+        assert getattr(folds["float32"], split).X.dtype == np.float32
+        assert getattr(folds["float64"], split).X.dtype == np.float64
+        np.testing.assert_array_equal(getattr(folds["float32"], split).X,
+                                      getattr(folds["float64"], split).X.astype(np.float32))
+    assert fingerprint(folds["float32"]) != fingerprint(folds["float64"])
+    stored = json.loads((out / "summary.json").read_text())
+    assert stored and config["data"]["folds"]["Fold1"]["fingerprint"] == fingerprint(folds["float32"])
+
+
+def test_a_bad_dtype_is_refused(capsys, tmp_path):
+    from gbrank.bench import prepare_letor
+
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "letor", "--dtype", "float16"])
+    assert exc.value.code == 2 and "invalid choice: 'float16'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--dtype must be one of float64, float32, got 'int8'"):
+        prepare_letor(dtype="int8", out_dir=tmp_path / "o")

@@ -294,3 +294,17 @@ def test_wide_block_beside_dense_blocks(tmp_path, monkeypatch):
     X = load_letor(path).X
     assert X.shape == (len(lines), 12_000)
     np.testing.assert_array_equal(X, load_svmlight_file(str(path), zero_based=False)[0].toarray())
+
+
+def test_the_bundled_example_loads_as_float32_with_the_float64_values():
+    from gbrank.datasets import load_example
+
+    wide, narrow = load_example(), load_example(dtype=np.float32)
+    for split in ("train", "test"):
+        a, b = getattr(wide, split), getattr(narrow, split)
+        assert b.X.dtype == np.float32 and a.X.dtype == np.float64
+        np.testing.assert_array_equal(b.X, a.X.astype(np.float32))
+        np.testing.assert_array_equal(b.y, a.y)
+        np.testing.assert_array_equal(b.qid, a.qid)
+    with pytest.raises(ValueError, match="dtype must be np.float64 or np.float32"):
+        load_example(dtype=np.int32)

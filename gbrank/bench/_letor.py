@@ -302,7 +302,7 @@ def _config(plan: LetorPlan, records: list[dict], fingerprints: dict, train_seco
 
     return {
         "command": plan.command,
-        "data": {"data": plan.data, "label": plan.data_label,
+        "data": {"data": plan.data, "label": plan.data_label, "dtype": plan.dtype,
                  "folds": {f.name: {"train_queries": int(len(np.unique(f.train.qid))),
                                     "vali_queries": int(len(np.unique(f.vali.qid))),
                                     "test_queries": int(len(np.unique(f.test.qid))),

@@ -236,6 +236,10 @@ class LetorPlan:
     also_against: list = dataclasses.field(default_factory=list)  # more references of the paired tests
     left_out: list = dataclasses.field(default_factory=list)   # messages: contenders unavailable here
     max_grade: float | None = None                    # top grade of the data's scale (ERR)
+    dtype: str = "float64"                            # of the features as loaded (in each fold's fingerprint)
+
+
+DTYPES = ("float64", "float32")  # the feature types of --dtype
 
 
 def _positive(value, name: str, minimum=1):
@@ -244,14 +248,14 @@ def _positive(value, name: str, minimum=1):
     return value
 
 
-def _load_folds(data: str, folds, quick: bool):
+def _load_folds(data: str, folds, quick: bool, dtype=np.float64):
     from gbrank.datasets import DATASETS, load_example, load_letor_folds, resolve
 
     if data == "example":
         if folds is not None and list(folds) != [1]:
             raise ValueError("--data example has a single train/test set; leave out --folds "
                              "(or pass a folder with Fold1..FoldK sub-folders)")
-        return [load_example()], "example", "LightGBM's lambdarank example data (bundled with gbrank)"
+        return [load_example(dtype=dtype)], "example", "LightGBM's lambdarank example data (bundled with gbrank)"
     path = pathlib.Path(data).expanduser()
     if path.exists() or os.sep in data or data.startswith("."):
         if not path.is_dir():
@@ -272,7 +276,7 @@ def _load_folds(data: str, folds, quick: bool):
     if quick and folds is None:
         subs = sorted(int(m.group(1)) for p in folder.iterdir() if (m := re.match(r"^Fold(\d+)$", p.name)))
         folds = subs[:1] or None
-    return load_letor_folds(folder, folds=folds), label, str(folder)
+    return load_letor_folds(folder, folds=folds, dtype=dtype), label, str(folder)
 
 
 def _carve_vali(fold, fraction: float, seed: int):
@@ -307,7 +311,7 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
                   num_leaves: int = 31, depth: int = 6, seed: int = 0, vali_fraction: float = 0.2,
                   baseline: str = "lightgbm:lambdarank", out_dir=None, jobs: int = 1,
                   threads: int | None = None, command: str | None = None, tune: str = "none",
-                  tune_budget: int | None = None, also_against=None) -> LetorPlan:
+                  tune_budget: int | None = None, also_against=None, dtype: str = "float64") -> LetorPlan:
     """Check every argument and load the data; raise ``ValueError``/``OSError`` with a message
     that names the problem and the fix.  Nothing is trained here.
 
@@ -352,7 +356,9 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
     left_out = [why for c in chosen if (why := unavailable(c))]
     chosen = [c for c in chosen if not unavailable(c)]
     _check_libraries(chosen)
-    loaded, label, source = _load_folds(data, folds, quick)
+    if dtype not in DTYPES:
+        raise ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    loaded, label, source = _load_folds(data, folds, quick, np.dtype(dtype).type)
     notes, ready = [], []
     for fold in loaded:
         if fold.vali is None:
@@ -366,7 +372,7 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
     out = pathlib.Path(out_dir) if out_dir else pathlib.Path("runs") / f"bench-letor-{label}"
     top = max(float(np.max(s.y)) for f in ready for s in (f.train, f.vali, f.test))
     return LetorPlan(data, label, ready, chosen, settings, out, jobs, threads, notes + left_out, baseline, command,
-                     tune, configs, references, left_out, top)
+                     tune, configs, references, left_out, top, dtype)
 
 
 def _references(also_against, baseline: str) -> list[str]:

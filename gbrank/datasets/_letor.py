@@ -741,7 +741,7 @@ def load_letor_folds(
 _EXAMPLE = "lightgbm-lambdarank-example"
 
 
-def load_example(*, dense: bool = True) -> LetorFold:
+def load_example(*, dense: bool = True, dtype: type = np.float64) -> LetorFold:
     """LightGBM's lambdarank example data, bundled with gbrank (MIT licence).
 
     A small graded-relevance set of 1-based sparse features (up to 300) with labels 0-4,
@@ -753,6 +753,8 @@ def load_example(*, dense: bool = True) -> LetorFold:
     ----------
     dense : bool, default True
         Dense ``ndarray`` features; ``False`` keeps CSR.
+    dtype : np.float64 or np.float32, default np.float64
+        Type of the features, as in ``load_letor``.
 
     Returns
     -------
@@ -766,6 +768,7 @@ def load_example(*, dense: bool = True) -> LetorFold:
     >>> example.train.X.shape, example.test.X.shape
     ((3005, 300), (768, 300))
     """
+    dtype = _check_dtype(dtype)
     data = importlib.resources.files("gbrank.datasets") / "data"
     raw = {}
     for split in ("train", "test"):
@@ -773,7 +776,7 @@ def load_example(*, dense: bool = True) -> LetorFold:
             (data / f"rank.{split}.query").read_text(), f"bundled rank.{split}.query"
         )
         with importlib.resources.as_file(data / f"rank.{split}.gz") as path:
-            raw[split] = _read_letor(path, group_sizes=sizes, dense=dense)
+            raw[split] = _read_letor(path, group_sizes=sizes, dtype=dtype, dense=dense)
     width = max(X.shape[1] for X, _, _ in raw.values())
     parts = {s: _finish(*raw[s], width, dense, f"bundled rank.{s}.gz") for s in raw}
     return LetorFold(_EXAMPLE, parts["train"], None, parts["test"])
