@@ -66,7 +66,7 @@ def main(quick: bool = False, out: pathlib.Path = GALLERY) -> None:
 
         other = gbrank.evaluate_run(run_b, qrels, metrics, ties="trec_eval")
         print("\nPaired t-test, run a against run b, over the queries both ranked:")
-        print(gbrank.compare(trec, other).round(4).to_string())
+        print(gbrank.compare(trec, other).pair().round(4).to_string())
 
 
 if __name__ == "__main__":

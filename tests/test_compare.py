@@ -139,9 +139,14 @@ def test_against_a_baseline_pairs_every_other_system_with_it(systems):
 
 def test_the_two_system_form_is_a_pair_of_the_many_system_form(systems):
     a, b = systems["sys2"], systems["sys0"]
-    two = gbrank.compare(a, b, "wilcoxon")
+    both = gbrank.compare(a, b, "wilcoxon")
+    assert isinstance(both, Comparison) and both.systems == ("a", "b")
+    two = both.pair()
+    pd.testing.assert_frame_equal(two, both.pair("a", "b"))
     many = gbrank.compare({"x": a, "y": b, "z": systems["sys1"]}, test="wilcoxon")
     pd.testing.assert_frame_equal(two, many.pair("x", "y"))
+    pd.testing.assert_frame_equal(both.pairs.drop(columns=["a", "b"]),
+                                  gbrank.compare({"x": a, "y": b}, test="wilcoxon").pairs.drop(columns=["a", "b"]))
     flipped = many.pair("y", "x")
     np.testing.assert_allclose(flipped["diff"], -two["diff"])
     np.testing.assert_allclose(flipped[["ci_low", "ci_high"]].to_numpy(), -two[["ci_high", "ci_low"]].to_numpy())

@@ -303,7 +303,7 @@ def _two_systems(n_lists=30, seed=10, **kw):
 
 def test_compare_t_test_matches_scipy():
     a, b = _two_systems()
-    table = gbrank.compare(a, b, "t", confidence=0.9)
+    table = gbrank.compare(a, b, "t", confidence=0.9).pair()
     assert table.attrs["test"] == "t"
     for name in ("ndcg@10", "ap", "rr"):
         x, y = a.per_query[name].to_numpy(), b.per_query[name].to_numpy()
@@ -319,7 +319,7 @@ def test_compare_t_test_matches_scipy():
 
 def test_compare_wilcoxon_matches_scipy():
     a, b = _two_systems(seed=11)
-    table = gbrank.compare(a, b, "wilcoxon")
+    table = gbrank.compare(a, b, "wilcoxon").pair()
     for name in ("ndcg@10", "ap", "rr"):
         x, y = a.per_query[name].to_numpy(), b.per_query[name].to_numpy()
         assert table.loc[name, "p_value"] == pytest.approx(stats.wilcoxon(x, y).pvalue, rel=1e-12)
@@ -327,7 +327,7 @@ def test_compare_wilcoxon_matches_scipy():
 
 def test_compare_randomization_is_the_exact_sign_flip_test_on_few_lists():
     a, b = _two_systems(n_lists=11, seed=12)
-    table = gbrank.compare(a, b, "randomization")
+    table = gbrank.compare(a, b, "randomization").pair()
     for name in ("ndcg@10", "ap", "rr"):
         d = (a.per_query[name] - b.per_query[name]).to_numpy()
         # every one of the 2**11 sign assignments, written out
@@ -339,8 +339,8 @@ def test_compare_randomization_is_the_exact_sign_flip_test_on_few_lists():
 
 def test_compare_randomization_on_many_lists_is_seeded_scipy():
     a, b = _two_systems(n_lists=40, seed=13)
-    t1 = gbrank.compare(a, b, "randomization", n_resamples=2000, random_state=5)
-    t2 = gbrank.compare(a, b, "randomization", n_resamples=2000, random_state=5)
+    t1 = gbrank.compare(a, b, "randomization", n_resamples=2000, random_state=5).pair()
+    t2 = gbrank.compare(a, b, "randomization", n_resamples=2000, random_state=5).pair()
     pd.testing.assert_frame_equal(t1, t2)
     x, y = a.per_query["ap"].to_numpy(), b.per_query["ap"].to_numpy()
     ref = stats.permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis),
@@ -370,7 +370,7 @@ def test_compare_pairs_common_lists_by_query_id():
     a = gbrank.evaluate(labels[in_a], sa[in_a], qid[in_a], ["ap", "ndcg"])
     perm = rng.permutation(int(in_b.sum()))  # B's rows (and so its lists) in another order
     b = gbrank.evaluate(labels[in_b][perm], sb[in_b][perm], qid[in_b][perm], ["ndcg", "rr"])
-    table = gbrank.compare(a, b)
+    table = gbrank.compare(a, b).pair()
     assert table.index.tolist() == ["ndcg"]  # the common metric only
     assert table.loc["ndcg", "n"] == 10
     common = np.arange(10, 20)
@@ -387,7 +387,7 @@ def test_compare_under_skip_pairs_only_lists_both_kept():
     a = gbrank.evaluate(labels, sa, qid, ["rr"], empty="skip")
     b = gbrank.evaluate(labels, sa[::-1].copy(), qid, ["rr"], empty="skip")
     assert a.skipped_qids.tolist() == [2]
-    assert gbrank.compare(a, b).loc["rr", "n"] == 3
+    assert gbrank.compare(a, b).pair().loc["rr", "n"] == 3
 
 
 def test_compare_errors():
@@ -400,7 +400,7 @@ def test_compare_errors():
     d = gbrank.evaluate([1, 0], [0.1, 0.2], [999, 999], ["ap"])
     with pytest.raises(ValueError, match="share no query id"):
         gbrank.compare(a, d)
-    same = gbrank.compare(a, a)
+    same = gbrank.compare(a, a).pair()
     assert (same["p_value"] == 1.0).all() and (same["diff"] == 0).all()
 
 

@@ -6,7 +6,9 @@ functions (a lazy import is still a dependency):
 - sub-package A imports sub-package B only if ``ALLOWED[A]`` lists B;
 - no module imports a private module (``_x``) of another sub-package: across packages only
   public names, re-exported by the package's ``__init__``;
-- the graph of imports between gbrank modules has no cycle;
+- the graph of imports between gbrank modules has no cycle, also when a package counts as
+  its ``__init__`` (a submodule takes ``x`` from the sibling module that defines it, not
+  from its own package by ``from . import x`` or ``from gbrank.pkg import x``);
 - each heavy library is imported only by its home modules, and ``import gbrank`` loads none
   of them.
 """
@@ -68,9 +70,10 @@ def _modules() -> dict[str, pathlib.Path]:
 MODULES = _modules()
 
 
-def _imports(name: str, path: pathlib.Path) -> set[str]:
+def _imports(name: str, path: pathlib.Path, *, through_init: bool = False) -> set[str]:
     """The gbrank modules that module ``name`` imports anywhere in its file (a name imported
-    from a package counts as its submodule when one has that name)."""
+    from a package counts as its submodule when one has that name; with ``through_init``, as
+    the package's ``__init__`` too, which ``from package import x`` depends on)."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -89,10 +92,15 @@ def _imports(name: str, path: pathlib.Path) -> set[str]:
             for alias in node.names:
                 sub = f"{module}.{alias.name}"
                 found.add(sub if sub in MODULES else module)
+                if through_init:
+                    found.add(module)
+    found.discard(name)  # ``from . import _x`` in an __init__ names the package itself
     return {m for m in found if m in MODULES}
 
 
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+# the same graph where ``from package import x`` is an edge to the package's ``__init__``
+INIT_GRAPH = {name: _imports(name, path, through_init=True) for name, path in MODULES.items()}
 
 
 def _layer(module: str) -> str:
@@ -135,14 +143,15 @@ def test_no_private_module_of_another_subpackage_is_imported():
     assert problems == [], "import the public name from the package instead:\n" + "\n".join(sorted(problems))
 
 
-def test_no_import_cycle():
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """One ``a -> b -> a`` line per back edge of a depth-first walk of ``graph``."""
     state: dict[str, int] = {}
     cycles = []
 
     def visit(node, stack):
         state[node] = 1
         stack.append(node)
-        for nxt in sorted(GRAPH[node]):
+        for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
                 cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
             elif nxt not in state:
@@ -150,12 +159,26 @@ def test_no_import_cycle():
         stack.pop()
         state[node] = 2
 
-    for node in sorted(GRAPH):
+    for node in sorted(graph):
         if node not in state:
             visit(node, [])
+    return cycles
+
+
+def test_no_import_cycle():
     # a package importing its own submodules is the normal re-export, not a cycle, unless the
     # submodule imports the package back
+    cycles = _cycles(GRAPH)
     assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def test_no_import_cycle_through_a_package_init():
+    # ``from . import x`` or ``from gbrank.pkg import x`` in a submodule of ``gbrank.pkg`` runs
+    # (or finds half-run) the ``__init__`` that imports the submodule: import ``x`` from the
+    # sibling that defines it (``from ._x import name``; a module as a namespace:
+    # ``import gbrank.pkg._x as x``)
+    cycles = _cycles(INIT_GRAPH)
+    assert cycles == [], "import cycles through a package __init__:\n" + "\n".join(cycles)
 
 
 def _library_imports(path: pathlib.Path) -> set[str]:

@@ -3,6 +3,8 @@ derived from it, and dispatch that raises on what it does not know."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from numba import njit
@@ -148,3 +150,90 @@ def test_expectation_is_the_kernels_tie_average_over_one_group():
             want = np.mean(vals)
             got = M.expectation(code, 0, 0.0, gains, rel, 0)
             assert (np.isnan(want) and np.isnan(got)) or abs(want - got) < 1e-12, (name, lab)
+
+
+# ----------------------------------------------------------------------------------------
+# a family added to the record reaches every place that must follow it, with no other edit
+
+
+def _objective_name(rec) -> str:
+    return f"{rec.name}@0.9" if rec.param == "p" else rec.name
+
+
+@pytest.fixture
+def twins():
+    """Every family with a swap delta registered again under a new name, ``<name>_twin``, with
+    its record's kernel code and fields: a new metric that reuses an existing definition."""
+    added = {}
+    try:
+        for rec in list(with_delta().values()):
+            added[rec.name] = register(replace(rec, name=f"{rec.name}_twin", aliases=()))
+        yield added
+    finally:
+        for twin in added.values():
+            METRICS.pop(twin.name, None)
+
+
+@pytest.mark.parametrize("name", sorted(with_delta()))
+def test_a_family_registered_at_run_time_reaches_objectives_torch_bounds_and_messages(twins, name):
+    from gbrank.lambdas import swap_deltas
+
+    torch = pytest.importorskip("torch")
+    from gbrank.torch import lambda_loss
+    from gbrank.torch._boosting import PaddedLists, lambda_gradients
+
+    rec, twin = METRICS[name], twins[name]
+    rng = np.random.default_rng(11)
+    ptr = np.array([0, 7, 8, 15, 24])
+    labels = rng.integers(0, 4, ptr[-1]).astype(float)
+    labels[15:] = np.minimum(labels[15:], 2.0)  # a list without the top grade: ERR's parameter is the data's
+    scores = np.round(rng.normal(size=ptr[-1]), 1)
+    # objective: the kernels dispatch on the record's code, the parameter comes from the record's rule
+    obj, ref = LambdaObjective(_objective_name(twin)), LambdaObjective(_objective_name(rec))
+    assert obj.name == ref.name.replace(name, twin.name, 1)
+    assert obj.kernel_parameter(labels) == ref.kernel_parameter(labels)
+    g, h = obj.gradients(scores, labels, ptr)
+    g0, h0 = ref.gradients(scores, labels, ptr)
+    assert np.array_equal(g, g0) and np.array_equal(h, h0) and np.abs(g).max() > 0
+    p = 0.9 if twin.param == "p" else None
+    assert np.array_equal(swap_deltas(twin.name, scores[:7], labels[:7], p=p),
+                          swap_deltas(name, scores[:7], labels[:7], p=p))
+    # the torch path: the device gradients and the lambda loss
+    lists = PaddedLists(labels, ptr)
+    g1, h1 = lambda_gradients(obj, torch.tensor(scores), lists, parameter=obj.kernel_parameter(labels))
+    np.testing.assert_allclose(g1.numpy(), g, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(h1.numpy(), h, rtol=0, atol=1e-12)
+    s, y = torch.tensor(scores[:14].reshape(2, 7)), torch.tensor(labels[:14].reshape(2, 7))
+    assert torch.equal(lambda_loss(s, y, metric=twin.name, p=p), lambda_loss(s, y, metric=name, p=p))
+    # the messages that list objective metrics name it
+    with pytest.raises(ValueError, match=f"known objective metrics.*: .*{twin.name}"):
+        LambdaObjective("nope")
+    with pytest.raises(ValueError, match=f"known: .*{twin.name}"):
+        lambda_loss(s, y, metric="nope")
+    # the bounds and the bounded objectives
+    if not rec.bounds:
+        return
+    lb, lb0 = gbrank.bounds.prepare(twin.name, labels, ptr, p=p), gbrank.bounds.prepare(name, labels, ptr, p=p)
+    for field_name in ("minimum", "maximum", "expectation", "degenerate"):
+        assert np.array_equal(getattr(lb, field_name), getattr(lb0, field_name))
+    gb, hb = LambdaObjective(_objective_name(twin) + "+minmax").gradients(scores, labels, ptr)
+    gb0, hb0 = LambdaObjective(_objective_name(rec) + "+minmax").gradients(scores, labels, ptr)
+    assert np.array_equal(gb, gb0) and np.array_equal(hb, hb0)
+    with pytest.raises(ValueError, match=f"known metrics with bounds.*{twin.name}"):
+        gbrank.bounds.prepare("nope", labels, ptr)
+
+
+def test_contributing_names_every_file_that_holds_per_metric_code():
+    """A file that dispatches on the families' kernel codes (it binds them by name, or imports
+    them from the record) needs a branch for a new metric: CONTRIBUTING.md's recipes name it."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    recipe = (root / "CONTRIBUTING.md").read_text()
+    per_metric = re.compile(r"METRICS\[\w+\]\.code for \w+ in \(|from \._record import \([^)]*\bNDCG\b")
+    holders = sorted(str(f.relative_to(root)) for f in (root / "gbrank").rglob("*.py")
+                     if per_metric.search(f.read_text()))
+    assert "gbrank/lambdas/_deltas.py" in holders and "gbrank/bounds/_kernels.py" in holders
+    missing = [f for f in holders + ["gbrank/metrics/_record.py", "gbrank/lambdas/_swap.py"] if f"`{f}`" not in recipe]
+    assert not missing, f"CONTRIBUTING.md's recipes do not name {missing}"

@@ -23,6 +23,7 @@ from gbrank.backends._xgboost import (_device_problems, device_fallback_reasons,
                                       train_xgboost_device)
 from gbrank.datasets import make_letor  # noqa: E402
 from gbrank.torch import DeviceLambdaGradients, device_objective_problems  # noqa: E402
+from gbrank.metrics import METRICS, with_delta  # noqa: E402
 from gbrank.torch._boosting import PaddedLists, lambda_gradients  # noqa: E402
 
 SETTINGS = [  # (score normalisation, list normalisation, hessian, sigma)
@@ -42,13 +43,17 @@ def _random_lists(rng, n_queries, max_len, ties):
     return scores, labels, ptr
 
 
-@pytest.mark.parametrize("metric", ["ndcg", "ap", "rr", "nrbp@0.9", "err"])
+#: every objective metric of the record (``with_delta()``), a persistence family with its p
+DELTA_METRICS = [f"{rec.name}@0.9" if rec.param == "p" else rec.name for rec in with_delta().values()]
+
+
+@pytest.mark.parametrize("metric", DELTA_METRICS)
 @pytest.mark.parametrize("truncation", [None, 1, 5])
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_torch_gradients_equal_the_numba_kernel(metric, truncation, setting):
     sn, ln, hessian, sigma = setting
-    if metric.startswith("nrbp") and truncation:
-        pytest.skip("nRBP takes its p after '@', not a truncation")
+    if METRICS[metric.partition("@")[0]].param == "p" and truncation:
+        pytest.skip("a persistence family takes its p after '@', not a truncation")
     obj = LambdaObjective(metric, truncation=truncation, score_normalization=sn, list_normalization=ln,
                           hessian=hessian, sigma=sigma)
     rng = np.random.default_rng(zlib.crc32(f"{metric} {truncation} {setting}".encode()))

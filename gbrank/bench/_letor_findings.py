@@ -43,7 +43,7 @@ def tests(res: dict, pairs: list[tuple[str, str]], metric: str) -> list[dict]:
     pairs = [(a, b) for a, b in pairs if a in res and b in res]
     rows = []
     for a, b in pairs:
-        c = compare(res[a], res[b], test="t").loc[metric]
+        c = compare(res[a], res[b], test="t").pair().loc[metric]
         rows.append({"a": a, "b": b, "metric": metric, "mean_a": float(c["mean_a"]), "mean_b": float(c["mean_b"]),
                      "diff": float(c["diff"]), "p": float(c["p_value"])})
     for row, p in zip(rows, adjust_p_values([r["p"] for r in rows], "holm")):

@@ -151,20 +151,30 @@ def _posterior_moments(k, j, N, m, invlog, inv, ps, cut, out):  # pragma: no cov
             row[3 + c] /= total
 
 
+#: the families these estimates cover (each a sum over relevant items of a term of (j, j + K_j)),
+#: and what their ``@x`` is here: "cutoff" an optional cutoff 1..CUT, "persistence" a required one,
+#: "" none.  The term functions of :func:`corrected_metrics` and :func:`rank_mapped_metrics`
+#: are dicts with exactly these keys.
+ESTIMATED = {"ndcg": "cutoff", "ap": "", "rr": "", "nrbp": "persistence", "auc": ""}
+
+
 def _check_metrics(metrics) -> tuple[list[int], list[float]]:
+    """(cutoffs, persistences) named in ``metrics``; raises for a name no estimate covers."""
     cutoffs, ps = [], []
     for name in metrics:
         base, _, arg = name.partition("@")
-        if base == "ndcg" and arg:
+        takes = ESTIMATED.get(base)
+        if takes == "cutoff" and arg:
             c = int(arg)
             if not 1 <= c <= CUT:
-                raise ValueError(f"the corrected estimate handles ndcg@1..ndcg@{CUT}, not {name!r}")
+                raise ValueError(f"the corrected estimate handles {base}@1..{base}@{CUT}, not {name!r}")
             cutoffs.append(c)
-        elif base == "nrbp" and arg:
+        elif takes == "persistence" and arg:
             ps.append(float(arg))
-        elif name not in ("ndcg", "ap", "rr", "auc"):
-            raise ValueError(f"no corrected estimate for metric {name!r}; available: ndcg, ndcg@1..ndcg@{CUT}, "
-                             "ap, rr, nrbp@p, auc")
+        elif takes is None or takes == "persistence" or arg:  # unknown, or a parameter missing or not taken
+            known = ", ".join(f"{n}, {n}@1..{n}@{CUT}" if t == "cutoff" else f"{n}@p" if t == "persistence" else n
+                              for n, t in ESTIMATED.items())
+            raise ValueError(f"no corrected estimate for metric {name!r}; available: {known}")
     return cutoffs, ps
 
 
@@ -241,30 +251,37 @@ def corrected_metrics(user: np.ndarray, k: np.ndarray, n_negatives: np.ndarray, 
         return np.bincount(user_s, weights=values, minlength=n_users)
 
     cum_invlog = np.cumsum(invlog)  # cum_invlog[r] = sum_{i=1..r} 1/log2(i + 1)
-    res = {}
     has = R > 0
+
+    def ndcg(arg):
+        if not arg:
+            return per_user(out[:, 0]) / np.where(has, cum_invlog[R], 1.0)
+        c = int(arg)
+        # sum over K <= c - j of P(K) / log2(1 + j + K)
+        term = np.zeros(len(k_s))
+        for K in range(c):
+            term += np.where(j + K <= c, out[:, 3 + K] * invlog[np.minimum(j + K, size - 1)], 0.0)
+        return per_user(term) / np.where(has, cum_invlog[np.minimum(R, c)], 1.0)
+
+    def nrbp(arg):
+        p = float(arg)
+        t = ps.index(p)
+        return per_user((1 - p) * p ** (j - 1.0) * out[:, 3 + CUT + t]) / np.where(has, 1 - p ** Rf, 1.0)
+
+    terms = {"ndcg": ndcg, "nrbp": nrbp,
+             "ap": lambda arg: per_user(j * out[:, 1]) / Rf,
+             "rr": lambda arg: per_user(np.where(j == 1, out[:, 1], 0.0)),
+             "auc": lambda arg: np.where(has, 1.0 - per_user(out[:, 2]) / (Rf * np.maximum(N, 1)), 0.0)}
+    return _per_metric(metrics, terms, has)
+
+
+def _per_metric(metrics, terms: dict, has: np.ndarray) -> dict[str, np.ndarray]:
+    """metric name -> ``terms[family](argument after '@')`` per user, 0 for users without a
+    relevant item (names checked by ``_check_metrics``)."""
+    res = {}
     for name in metrics:
         base, _, arg = name.partition("@")
-        if name == "ndcg":
-            v = per_user(out[:, 0]) / np.where(has, cum_invlog[R], 1.0)
-        elif base == "ndcg":
-            c = int(arg)
-            # sum over K <= c - j of P(K) / log2(1 + j + K)
-            term = np.zeros(len(k_s))
-            for K in range(c):
-                term += np.where(j + K <= c, out[:, 3 + K] * invlog[np.minimum(j + K, size - 1)], 0.0)
-            v = per_user(term) / np.where(has, cum_invlog[np.minimum(R, c)], 1.0)
-        elif name == "ap":
-            v = per_user(j * out[:, 1]) / Rf
-        elif name == "rr":
-            v = per_user(np.where(j == 1, out[:, 1], 0.0))
-        elif name == "auc":
-            v = np.where(has, 1.0 - per_user(out[:, 2]) / (Rf * np.maximum(N, 1)), 0.0)
-        else:  # nrbp@p
-            p = float(arg)
-            t = ps.index(p)
-            v = per_user((1 - p) * p ** (j - 1.0) * out[:, 3 + CUT + t]) / np.where(has, 1 - p ** Rf, 1.0)
-        res[name] = np.where(has, v, 0.0)
+        res[name] = np.where(has, terms[base](arg), 0.0)
     return res
 
 
@@ -379,25 +396,21 @@ def rank_mapped_metrics(user, k, n_negatives, n_sampled, metrics) -> dict[str, n
     def idcg(r):
         return np.array([np.sum(1.0 / np.log2(np.arange(2, x + 2))) for x in r]) if len(r) else np.zeros(0)
 
-    res = {}
-    for name in metrics:
-        base, _, arg = name.partition("@")
-        if name == "ndcg":
-            v = per_user(1.0 / np.log2(1.0 + rank)) / np.where(has, idcg(R), 1.0)
-        elif base == "ndcg":
-            c = int(arg)
-            v = per_user(np.where(rank <= c, 1.0 / np.log2(1.0 + rank), 0.0)) / np.where(has, idcg(np.minimum(R, c)), 1)
-        elif name == "ap":
-            v = per_user(j / rank) / Rf
-        elif name == "rr":
-            v = per_user(np.where(j == 1, 1.0 / rank, 0.0))
-        elif name == "auc":
-            v = 1.0 - per_user(Kh) / (Rf * np.maximum(N, 1))
-        else:
-            p = float(arg)
-            v = per_user((1 - p) * p ** (rank - 1.0)) / np.where(has, 1 - p ** Rf, 1.0)
-        res[name] = np.where(has, v, 0.0)
-    return res
+    def ndcg(arg):
+        if not arg:
+            return per_user(1.0 / np.log2(1.0 + rank)) / np.where(has, idcg(R), 1.0)
+        c = int(arg)
+        return per_user(np.where(rank <= c, 1.0 / np.log2(1.0 + rank), 0.0)) / np.where(has, idcg(np.minimum(R, c)), 1)
+
+    def nrbp(arg):
+        p = float(arg)
+        return per_user((1 - p) * p ** (rank - 1.0)) / np.where(has, 1 - p ** Rf, 1.0)
+
+    terms = {"ndcg": ndcg, "nrbp": nrbp,
+             "ap": lambda arg: per_user(j / rank) / Rf,
+             "rr": lambda arg: per_user(np.where(j == 1, 1.0 / rank, 0.0)),
+             "auc": lambda arg: 1.0 - per_user(Kh) / (Rf * np.maximum(N, 1))}
+    return _per_metric(metrics, terms, has)
 
 
 def _checked_ranks(user, k, n_negatives, n_sampled):

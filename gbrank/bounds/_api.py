@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels as K
+from ._kernels import cdf_lookup_lists
 from ._shapes import (
     DEFAULT_EXACT_LIMIT,
     DEFAULT_GRID,
@@ -245,7 +245,7 @@ class ListBounds:
             raise ValueError(f"x and lists must have the same length, got {x.shape[0]} and {idx.shape[0]}")
         if idx.size and (idx.min() < 0 or idx.max() >= len(self)):
             raise ValueError(f"list indices must lie in [0, {len(self)})")
-        return K.cdf_lookup_lists(self.cdf, self.cdf_x0, self.cdf_x1, idx, x)
+        return cdf_lookup_lists(self.cdf, self.cdf_x0, self.cdf_x1, idx, x)
 
 
 def prepare(metric: str, labels, group_ptr, *, p: float | None = None, relevance_threshold: float = 1.0,

@@ -3,6 +3,9 @@
 A shape is the multiset of per-item values a metric sees, stored sorted in descending
 order (``vals``): the binary relevance of each item (AP, RR, nRBP and the nRBP loss,
 ``1.0`` for a label at or above the threshold) or the graded gain of each item (nDCG).
+Whether a metric is graded and which way is better are the record's ``graded`` and
+``higher_is_better``, handed in by the Python caller as the flags ``graded`` and ``higher``
+(a kernel cannot read the record); the code only picks the metric's formula.
 Every metric value comes from the kernels of ``gbrank.metrics`` (one definition per
 metric): the maximum and minimum are the values of the best and the worst order, and the
 expectation over the n! orders is the kernels' tie average with the whole list as one tie
@@ -27,6 +30,7 @@ from ..metrics import (
 )
 from .._jit import KernelFamily, jit_variant, kernel_variants
 
+#: the kernel codes of the families whose formulas are dispatched here
 NDCG, AP, RR, NRBP, NRBP_LOSS = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "nrbp_loss"))
 
 # a sigmoid term with |a (x - d)| >= SIGMOID_CUT is 0 or 1 to within exp(-40) < 5e-18
@@ -86,22 +90,23 @@ value_of_order = njit(cache=True)(_value_of_order_template(ANY))
 
 
 @njit(cache=True)
-def summary(code, vals, k, p):
+def summary(code, graded, higher, vals, k, p):
     """(minimum, maximum, expectation, n_rel) of one shape; zeros when R = 0 or n = 0.
 
     The maximum and the minimum are the metric of the best order (``vals`` descending) and
-    of the worst order (ascending); the expectation is the metric averaged over all orders
-    (the whole list as one tie group).
+    of the worst order (ascending), swapped when lower is better (``higher`` False); the
+    expectation is the metric averaged over all orders (the whole list as one tie group).
+    ``graded``: ``vals`` are gains and R counts the positive ones, else binary relevance.
     """
     n = vals.shape[0]
-    n_rel = vals.sum() if code != NDCG else float((vals > 0.0).sum())
+    n_rel = float((vals > 0.0).sum()) if graded else vals.sum()
     if n == 0 or n_rel == 0.0:
         return 0.0, 0.0, 0.0, n_rel
     norm = normaliser(code, vals, k, p)
     best = value_of_order(code, vals, np.arange(n + 1), k, p, norm, n_rel)
     worst = value_of_order(code, vals[::-1].copy(), np.arange(n + 1), k, p, norm, n_rel)
     mean = value_of_order(code, vals, np.array([0, n]), k, p, norm, n_rel)
-    if code == NRBP_LOSS:  # a loss: the best order is its minimum
+    if not higher:  # a loss: the best order is its minimum
         return best, worst, mean, n_rel
     return worst, best, mean, n_rel
 
@@ -111,14 +116,14 @@ def _summaries_template(metric_code):
     on-disk cache keeps one entry per code)."""
     CODE = metric_code
 
-    def summaries(code, flat, ptr, k, p):
+    def summaries(code, graded, higher, flat, ptr, k, p):
         """``summary`` of every shape ``flat[ptr[s]:ptr[s+1]]``: array [n_shapes, 4]."""
         if code != CODE:
             raise ValueError("summaries: called with another metric code than its variant's")
         n_shapes = ptr.shape[0] - 1
         out = np.empty((n_shapes, 4))
         for s in prange(n_shapes):
-            lo, hi, mean, n_rel = summary(code, flat[ptr[s]:ptr[s + 1]], k, p)
+            lo, hi, mean, n_rel = summary(code, graded, higher, flat[ptr[s]:ptr[s + 1]], k, p)
             out[s, 0] = lo
             out[s, 1] = hi
             out[s, 2] = mean
@@ -143,10 +148,11 @@ def summaries_kernel(code: int):
                        summary=per_shape)
 
 
-def summaries(code, flat, ptr, k, p):
+def summaries(code, graded, higher, flat, ptr, k, p):
     """``summary`` of every shape ``flat[ptr[s]:ptr[s+1]]``: array [n_shapes, 4], through the
-    variant of ``code`` (``summaries_kernel``)."""
-    return summaries_kernel(int(code))(code, flat, ptr, k, p)
+    variant of ``code`` (``summaries_kernel``); ``graded`` and ``higher`` are the record's
+    ``graded`` and ``higher_is_better``."""
+    return summaries_kernel(int(code))(code, bool(graded), bool(higher), flat, ptr, k, p)
 
 
 summaries = KernelFamily(summaries, summaries_kernel)
@@ -247,7 +253,7 @@ def _runs_of_positions(chosen, n, out):
 
 
 @njit(cache=True)
-def raw_values(code, vals, k, p, exact, n_draws, seed, out):
+def raw_values(code, graded, vals, k, p, exact, n_draws, seed, out):
     """Metric values of ``n_draws`` orders of one shape into ``out[:n_draws]``.
 
     exact: every distinct arrangement of the multiset ``vals`` once (``n_draws`` must be
@@ -255,10 +261,11 @@ def raw_values(code, vals, k, p, exact, n_draws, seed, out):
     otherwise ``n_draws`` orders drawn uniformly at random with splitmix64 seeded by
     ``seed``: for a binary shape a uniform set of min(R, n - R) positions (partial
     Fisher-Yates); for graded gains a uniform set of positions for the positive gains and
-    a uniform shuffle of those gains among them (zero gains fill the rest).
+    a uniform shuffle of those gains among them (zero gains fill the rest).  ``graded``: the
+    record's ``graded`` (gains, else binary relevance).
     """
     n = vals.shape[0]
-    binary = code != NDCG
+    binary = not graded
     n_rel = vals.sum() if binary else float((vals > 0.0).sum())
     norm = normaliser(code, vals, k, p)
     order = vals[::-1].copy()  # ascending: the first arrangement in lexicographic order
@@ -337,7 +344,7 @@ def _distributions_template(metric_code):
     """The parallel loop of ``distributions`` for one metric code (a closure cell)."""
     CODE = metric_code
 
-    def distributions(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
+    def distributions(code, graded, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
         """Distribution of every shape: sorted distinct values and how many draws gave each.
 
         Shape s writes into ``out_values[out_ptr[s]:out_ptr[s+1]]`` (length ``n_draws[s]``);
@@ -350,7 +357,7 @@ def _distributions_template(metric_code):
         for s in prange(n_shapes):
             a, b = out_ptr[s], out_ptr[s + 1]
             seg = out_values[a:b]
-            raw_values(code, flat[ptr[s]:ptr[s + 1]], k, p, exact[s], n_draws[s], seeds[s], seg)
+            raw_values(code, graded, flat[ptr[s]:ptr[s + 1]], k, p, exact[s], n_draws[s], seeds[s], seg)
             n_unique[s] = compact(seg, out_counts[a:b])
         return n_unique
 
@@ -365,13 +372,13 @@ def distributions_kernel(code: int):
                        raw_values=per_shape)
 
 
-def distributions(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
+def distributions(code, graded, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values, out_counts):
     """Distribution of every shape (the variant of ``code``: ``distributions_kernel``):
     sorted distinct values and how many draws gave each.  Shape s writes into
     ``out_values[out_ptr[s]:out_ptr[s+1]]`` (length ``n_draws[s]``); returns the number of
-    distinct values of each shape (its first entries hold them)."""
-    return distributions_kernel(int(code))(code, flat, ptr, k, p, exact, n_draws, seeds, out_ptr, out_values,
-                                           out_counts)
+    distinct values of each shape (its first entries hold them).  ``graded``: the record's."""
+    return distributions_kernel(int(code))(code, bool(graded), flat, ptr, k, p, exact, n_draws, seeds, out_ptr,
+                                           out_values, out_counts)
 
 
 distributions = KernelFamily(distributions, distributions_kernel)

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import gbrank.bounds._kernels as K  # the module, not the package: no cycle through __init__
+
 from .._validation import check_group_ptr as _check_group_ptr
 from .._validation import check_labels as _check_labels
 from ..metrics import GAINS, METRICS, MetricSpec, merge_param, parse, with_bounds
-from . import _kernels as K
 
 #: metric name -> kernel code, for the families whose record says ``bounds=True``
 BOUND_METRICS: dict[str, int] = {name: rec.code for name, rec in with_bounds().items()}
@@ -89,8 +90,8 @@ def parse_spec(metric, p=None, relevance_threshold=1.0, gain="exp", truncation=N
     if spec.k and not rec.graded:
         raise ValueError(f"metric {metric!r}: gbrank.bounds bounds the whole-list {spec.name}; write "
                          f"{spec.name!r} (a truncation only limits which pairs an objective weighs)")
-    if rec.name == "nrbp_loss":
-        p = None  # Eq 19 does not depend on p: a given p is accepted and ignored
+    if rec.param == "":
+        p = None  # a family without a parameter (the nRBP loss, Eq 19) accepts a given p and ignores it
     spec = merge_param(spec, p=p, truncation=truncation if rec.graded else None, role="bounds metric")
     if truncation is not None and not rec.graded:
         merge_param(spec, truncation=truncation)  # validated, then ignored
@@ -207,7 +208,7 @@ def shape_bounds_many(spec: Spec, keys: list) -> list[ShapeBounds]:
         ptr = np.zeros(len(parts) + 1, dtype=np.int64)
         ptr[1:] = np.cumsum([len(v) for v in parts])
         flat = np.concatenate(parts) if parts else np.zeros(0)
-        out = K.summaries(spec.code, flat, ptr, spec.k, spec.p)
+        out = K.summaries(spec.code, not spec.binary, spec.higher_is_better, flat, ptr, spec.k, spec.p)
         for key, (lo, hi, mean, n_rel), vals in zip(missing, out, parts):
             n = int(vals.shape[0])
             degenerate = _is_degenerate(lo, hi, mean, n_rel, n)
@@ -355,7 +356,7 @@ def _compute_distributions(spec, rid, chunk, summaries, seed) -> None:
     out_ptr[1:] = np.cumsum(draws)
     values = np.empty(out_ptr[-1])
     counts = np.zeros(out_ptr[-1])
-    n_unique = K.distributions(spec.code, flat, ptr, spec.k, spec.p, exact, draws, seeds, out_ptr,
+    n_unique = K.distributions(spec.code, not spec.binary, flat, ptr, spec.k, spec.p, exact, draws, seeds, out_ptr,
                                values, counts)
     for s, (key, _, is_exact, n_draws) in enumerate(chunk):
         a, u = out_ptr[s], n_unique[s]

@@ -20,11 +20,6 @@ import pandas as pd
 
 from .._validation import is_positive_int
 
-PER_USER = ("novelty", "intra_list_diversity", "serendipity", "popularity", "n_relevant")
-AGGREGATES = ("coverage", "aggregate_diversity", "novelty", "intra_list_diversity", "serendipity", "arp",
-              "catalogue_popularity", "popularity_ratio")
-
-
 @dataclass(frozen=True)
 class BeyondAccuracyResult:
     """What :func:`beyond_accuracy` returns, always in this shape.

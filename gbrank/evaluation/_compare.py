@@ -1,9 +1,9 @@
 """``gbrank.compare``: paired comparison of evaluated systems over their common lists.
 
-Two systems (``compare(a, b)``) give the table of that pair; many systems (a mapping name ->
-result, or a sequence with ``names=``) give a :class:`Comparison`: means with intervals,
-every pairwise (or against-baseline) paired test with effect sizes, a multiple-testing
-correction, optionally Tukey's HSD, as tidy tables, Markdown and LaTeX.
+Two systems (``compare(a, b)``) or many (a mapping name -> result, or a sequence with
+``names=``) give a :class:`Comparison`: means with intervals, every pairwise (or
+against-baseline) paired test with effect sizes, a multiple-testing correction, optionally
+Tukey's HSD, as tidy tables, Markdown and LaTeX; ``Comparison.pair()`` is the table of one pair.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _LEGACY = ["mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "n"]
 
 @dataclass(frozen=True)
 class Comparison:
-    """What :func:`compare` returns for many systems.
+    """What :func:`compare` returns, for two systems (named ``"a"`` and ``"b"``) or many.
 
     Attributes
     ----------
@@ -66,11 +66,15 @@ class Comparison:
         """The tidy table of pairwise tests (a copy of ``pairs``)."""
         return self.pairs.copy()
 
-    def pair(self, a: str, b: str, test: str | None = None) -> pd.DataFrame:
-        """The two-system table of ``compare(result_a, result_b)`` for systems ``a`` and ``b``:
-        indexed by metric, columns ``mean_a``, ``mean_b``, ``diff`` (a - b), ``ci_low``,
-        ``ci_high``, ``p_value`` (raw) and ``n``."""
+    def pair(self, a: str | None = None, b: str | None = None, test: str | None = None) -> pd.DataFrame:
+        """The table of one pair of systems: indexed by metric, columns ``mean_a``, ``mean_b``,
+        ``diff`` (a - b), ``ci_low``, ``ci_high``, ``p_value`` (raw) and ``n``;
+        ``attrs["test"]`` names the test (default: the first test run).  ``a`` and ``b``
+        default to the first and second systems, so ``compare(result_a, result_b).pair()`` is
+        the table of the two."""
         test = self._test(test)
+        a = self.systems[0] if a is None else a
+        b = self.systems[1] if b is None else b
         rows = self.pairs[self.pairs["test"] == test]
         direct = rows[(rows["a"] == a) & (rows["b"] == b)]
         if len(direct):
@@ -190,12 +194,13 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 9999,
     random_state: int | None = 0,
-) -> pd.DataFrame | Comparison:
+) -> Comparison:
     r"""Paired comparison of evaluated systems over the queries they share.
 
-    ``compare(result_a, result_b)`` compares two systems and returns one table per metric
-    (the original form); ``compare({"bm25": r1, "lgbm": r2, "ours": r3})`` (or a sequence of
-    results with ``names=``) compares many and returns a :class:`Comparison`.
+    ``compare(result_a, result_b)`` compares two systems (named ``"a"`` and ``"b"``, on the
+    metrics both have); ``compare({"bm25": r1, "lgbm": r2, "ours": r3})`` (or a sequence of
+    results with ``names=``) compares many.  Both return a :class:`Comparison`;
+    ``compare(result_a, result_b).pair()`` is the table of the two, one row per metric.
 
     Every statistic pairs the systems by query id over the queries *all* systems have.  For a
     pair (a, b) with per-query differences :math:`d_q = a_q - b_q`, q = 1..n:
@@ -218,7 +223,7 @@ def compare(
     other : EvaluationResult, optional
         The second result of the two-system form.
     test : {"t", "wilcoxon", "randomization"} or sequence of them
-        The paired tests to run (default the t-test); the two-system table shows the first.
+        The paired tests to run (default the t-test); ``Comparison.pair()`` shows the first.
     names : sequence of str, optional
         Names of a sequence of results (default ``"s0"``, ``"s1"``, ...).
     baseline : str, optional
@@ -247,10 +252,10 @@ def compare(
 
     Returns
     -------
-    pandas.DataFrame or Comparison
-        Two results: indexed by metric (those both have), columns ``mean_a``, ``mean_b``,
-        ``diff``, ``ci_low``, ``ci_high``, ``p_value``, ``n``; ``attrs["test"]`` names the
-        test.  Otherwise a :class:`Comparison`.
+    Comparison
+        Always, for two systems as for many: ``means``, ``pairs``, ``tukey``, ``to_markdown``,
+        ``to_latex``; ``pair(a, b)`` is the table of one pair (indexed by metric, columns
+        ``mean_a``, ``mean_b``, ``diff``, ``ci_low``, ``ci_high``, ``p_value``, ``n``).
 
     Raises
     ------
@@ -271,7 +276,7 @@ def compare(
     >>> y, q = [1, 0, 0, 1, 0, 0, 1, 0, 0], [1, 1, 1, 2, 2, 2, 3, 3, 3]
     >>> good = gbrank.evaluate(y, [3, 2, 1, 3, 2, 1, 2, 3, 1], q, ["rr"])
     >>> bad = gbrank.evaluate(y, [1, 2, 3, 1, 2, 3, 1, 2, 3], q, ["rr"])
-    >>> gbrank.compare(good, bad).loc["rr", ["mean_a", "mean_b", "diff"]].round(4).tolist()
+    >>> gbrank.compare(good, bad).pair().loc["rr", ["mean_a", "mean_b", "diff"]].round(4).tolist()
     [0.8333, 0.3333, 0.5]
     >>> c = gbrank.compare({"good": good, "bad": bad, "same": bad}, correction="holm")
     >>> c.pairs[["a", "b", "diff", "d_z", "better"]].round(3).values.tolist()[0]
@@ -293,7 +298,7 @@ def compare(
         tests = _check_tests(test)
         return _compare({"a": systems, "b": other}, tests, baseline=None, metrics=common, correction=None,
                         tukey=False, confidence=confidence, alpha=alpha, n_resamples=n_resamples,
-                        random_state=random_state).pair("a", "b")
+                        random_state=random_state)
     if isinstance(other, str):
         raise ValueError(f"with many systems pass the test by keyword: compare(systems, test={other!r})")
     if other is not None:

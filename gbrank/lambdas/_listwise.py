@@ -715,7 +715,7 @@ class ListwiseObjective(ObjectiveBase):
         self.relevance_threshold = check_number(relevance_threshold, "relevance_threshold")
         if log is not None:
             check_bool(log, "log")
-            if self.metric != "rr":
+            if self.family_code != FAM_RR:  # an option of the rr loss's kernel
                 raise ValueError(f"log={log!r} is an option of the rr loss (-ln RR~), not of {self.metric!r}; "
                                  "leave log=None")
             if log and self.bounding is not None:
@@ -723,7 +723,7 @@ class ListwiseObjective(ObjectiveBase):
                                  "itself; drop log or the bounding")
         self.log = log
         self.normalize = check_bool(normalize, "normalize")
-        if self.normalize and self.metric != "nrbp":
+        if self.normalize and self.family_code != FAM_NRBP:  # an option of the nrbp loss's kernel
             raise ValueError(f"normalize=True divides the nrbp loss by R (n - R); {self.metric!r} takes no "
                              "normalize")
         if self.normalize and self.bounding is not None:
@@ -762,7 +762,7 @@ class ListwiseObjective(ObjectiveBase):
     @property
     def log_rr(self) -> bool:
         """Whether rr is -ln RR~ (the default without a bounding) or -RR~."""
-        return self.metric == "rr" and (self.bounding is None if self.log is None else self.log)
+        return self.family_code == FAM_RR and (self.bounding is None if self.log is None else self.log)
 
     def check_labels(self, labels) -> np.ndarray:
         """Validated float64 labels (non-negative; integers up to 30 with exp gain)."""

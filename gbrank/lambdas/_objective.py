@@ -13,6 +13,16 @@ from ._pairweights import PAIR_METHODS, WEIGHTINGS, weighted_gradients
 HESSIANS = {"lightgbm": HESS_LIGHTGBM, "xgboost": HESS_XGBOOST}
 LIGHTGBM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
 DEFAULT_MU = 10.0  # NDCG-Loss2++'s weight of delta_ij (allRank's default; tune it)
+#: XGBoost's built-in LambdaRank objectives: gbrank family -> XGBoost's objective name
+XGBOOST_BUILTINS = {"ndcg": "rank:ndcg", "ap": "rank:map"}
+#: the pair weightings written for one metric's gains and discounts (Wang et al. 2018): weighting -> family
+WEIGHTING_METRIC = {"ndcg_loss2": "ndcg", "ndcg_loss2++": "ndcg"}
+
+
+def _check_xgboost_builtin(metric) -> None:
+    if metric not in XGBOOST_BUILTINS:
+        raise ValueError(f"XGBoost's built-in lambda objectives are {' and '.join(map(repr, XGBOOST_BUILTINS))}, "
+                         f"got {metric!r}")
 
 
 def parse_objective_metric(metric: str, p=None, truncation=None, bounding=None):
@@ -201,8 +211,7 @@ class LambdaObjective(ObjectiveBase):
     def like_xgboost(cls, metric: str = "ndcg", truncation: int = 32) -> "LambdaObjective":
         """dnDCG or dAP configured as XGBoost's ``rank:ndcg`` / ``rank:map`` with
         ``lambdarank_pair_method="topk"`` (k = 32 by default) and both normalisations."""
-        if metric not in ("ndcg", "ap"):
-            raise ValueError(f"XGBoost's built-in lambda objectives are 'ndcg' and 'ap', got {metric!r}")
+        _check_xgboost_builtin(metric)
         return cls(metric, truncation=truncation, score_normalization=True, list_normalization=True,
                    hessian="xgboost")
 
@@ -213,8 +222,7 @@ class LambdaObjective(ObjectiveBase):
         (both normalisations).  The draws differ from XGBoost's; lists where every item has
         a single partner of another label (two items of different labels) or none get the
         same gradients."""
-        if metric not in ("ndcg", "ap"):
-            raise ValueError(f"XGBoost's built-in lambda objectives are 'ndcg' and 'ap', got {metric!r}")
+        _check_xgboost_builtin(metric)
         return cls(metric, score_normalization=True, list_normalization=True, hessian="xgboost",
                    pair_method="mean", pairs_per_doc=pairs_per_doc, random_state=random_state)
 
@@ -238,8 +246,8 @@ class LambdaObjective(ObjectiveBase):
     @property
     def name(self) -> str:
         """Short name, e.g. ``"nrbp@0.95"`` or ``"ndcg@30"``."""
-        if self.metric == "nrbp":
-            base = f"nrbp@{self.p:g}"
+        if METRICS[self.metric].param == "p":
+            base = f"{self.metric}@{self.p:g}"
             if self.truncation is not None:
                 base = f"{base}[top{self.truncation}]"
         else:
@@ -355,12 +363,10 @@ class LambdaObjective(ObjectiveBase):
         return self.random_state
 
     def kernel_parameter(self, labels: np.ndarray) -> float:
-        """The metric parameter the kernels take: nRBP's persistence p, or for a metric on the
-        top grade of the scale (ERR) the gain of that grade, the largest of ``labels``."""
-        if METRICS[self.metric].top_grade:
-            top = float(labels.max()) if len(labels) else 0.0
-            return 2.0**top - 1.0 if self.gain == "exp" else top
-        return self.p or 0.0
+        """The metric parameter the kernels take, by the record's one rule
+        (:meth:`gbrank.metrics.Metric.kernel_parameter`): nRBP's persistence p, or for a metric
+        on the top grade of the scale (ERR) the gain of that grade, the largest of ``labels``."""
+        return METRICS[self.metric].kernel_parameter(self.p, labels, self.gain)
 
     def _bounding_arrays(self, labels, ptr):
         """(bound code, scale, cdf, x0, x1) for the kernel, one entry (row) per list.
@@ -416,9 +422,10 @@ def _check_pair_options(metric, truncation, bounding, weighting, mu, stochastic,
     """Validated (weighting, mu, stochastic, pair_method, pairs_per_doc, random_state)."""
     check_choice(weighting, "weighting", WEIGHTINGS)
     mu = check_number(mu, "mu", low_inclusive=True)
-    if weighting != "delta" and metric != "ndcg":
+    own = WEIGHTING_METRIC.get(weighting)
+    if own is not None and metric != own:
         raise ValueError(f"weighting={weighting!r} is a LambdaLoss weight of nDCG (gains and rank discounts); "
-                         f"metric {metric!r} has none: use metric='ndcg' or weighting='delta'")
+                         f"metric {metric!r} has none: use metric={own!r} or weighting='delta'")
     if weighting != "delta" and bounding is not None:
         raise ValueError(f"weighting={weighting!r} takes no bounding (got bounding={bounding!r}); bound the "
                          "'delta' weighting, or leave bounding=None")

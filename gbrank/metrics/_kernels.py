@@ -24,13 +24,10 @@ import numpy as np
 from numba import njit, prange
 
 from .._jit import KernelFamily, compile_notice, jit_variant, kernel_variants
-from ._record import (AP, AUC, BPREF, DCG, ERR, F1, JUDGED, MAX_RANK, MEAN_RANK, NDCG, NRBP, NRBP_LOSS, PREC, RBP,
-                      RBP_GRADED, RBP_RESIDUAL, RECALL, RPREC, RR, SUCCESS)
-
-#: the codes ``metric_value`` computes; callers check a code against it before a parallel
-#: loop (an exception raised inside numba's ``prange`` cannot reach Python cleanly)
-KERNEL_CODES = frozenset((NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS,
-                          SUCCESS, RPREC, BPREF, ERR, F1, JUDGED, RBP_GRADED, RBP_RESIDUAL))
+# the codes are defined once, in ``_record.py`` (``KERNEL_CODES``: every one of them); each
+# name below is the code of one branch of ``metric_value``
+from ._record import (AP, AUC, BPREF, DCG, ERR, F1, JUDGED, KERNEL_CODES, MAX_RANK, MEAN_RANK, NDCG, NRBP,
+                      NRBP_LOSS, PREC, RBP, RBP_GRADED, RBP_RESIDUAL, RECALL, RPREC, RR, SUCCESS)
 
 #: about how long a first call compiles with an empty cache (docs/speed.md, "First use")
 EVALUATE_COMPILE_SECONDS = 3.0

@@ -25,9 +25,14 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 # Integer codes of the metrics compiled into gbrank's numba kernels (``_kernels.metric_value``
-# dispatches on them and raises on any other code).
+# dispatches on them and raises on any other code).  The one place they are written: a new
+# code goes at the end of this line (the unpacking checks the count).
+_BUILT_IN = range(20)
 (NDCG, DCG, AP, RR, RBP, NRBP, PREC, RECALL, AUC, MEAN_RANK, MAX_RANK, NRBP_LOSS, SUCCESS, RPREC, BPREF, ERR, F1,
- JUDGED, RBP_GRADED, RBP_RESIDUAL) = range(20)
+ JUDGED, RBP_GRADED, RBP_RESIDUAL) = _BUILT_IN
+#: the codes ``_kernels.metric_value`` computes; callers check a code against it before a
+#: parallel loop (an exception raised inside numba's ``prange`` cannot reach Python cleanly)
+KERNEL_CODES = frozenset(_BUILT_IN)
 #: code of a metric registered from outside, computed through its record's ``kernel``
 EXTERNAL = -1
 
@@ -120,6 +125,29 @@ class Metric:
                              f"got {self.delta!r}")
         if self.code == EXTERNAL and self.kernel is None:
             raise ValueError(f"metric {self.name!r} has no gbrank kernel code: give it a kernel function")
+
+    def kernel_parameter(self, p=None, labels=None, gain: str = "exp") -> float:
+        """The one number besides the labels that the kernels of this family take.
+
+        The persistence ``p`` of a family whose ``@x`` is a persistence (nRBP); for a family
+        on the top grade of the scale (ERR) the gain of that grade, the largest of
+        ``labels`` (a NumPy array; ``gain`` ``"exp"``: 2**l - 1, ``"linear"``: l); 0.0 for
+        the others.  The numba objectives, ``swap_deltas`` and the torch gradients all take
+        it from here (the torch lambda losses, which see one batch at a time, leave it None
+        for a top-grade family: each list's own largest gain).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> METRICS["nrbp"].kernel_parameter(0.9), METRICS["err"].kernel_parameter(labels=np.array([0.0, 2.0]))
+        (0.9, 3.0)
+        >>> METRICS["ndcg"].kernel_parameter()
+        0.0
+        """
+        if self.top_grade:
+            top = float(labels.max()) if len(labels) else 0.0
+            return 2.0**top - 1.0 if gain == "exp" else top
+        return float(p or 0.0) if self.param == "p" else 0.0
 
     @property
     def form(self) -> str:

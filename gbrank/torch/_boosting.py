@@ -167,9 +167,10 @@ def lambda_gradients(objective, scores: torch.Tensor, lists: PaddedLists, weight
     ``objective.gradients`` up to rounding.
 
     ``weights``: None or one weight per query (a tensor on the device) multiplying the list's g
-    and h.  ``parameter``: the kernel parameter, ``objective.kernel_parameter(labels)`` (nRBP's
-    p; ERR's top-grade gain, taken over the whole data set).  ``compiled``: the pair sums
-    through ``torch.compile`` (None: on CUDA only, where it pays).
+    and h.  ``parameter``: the kernel parameter, ``objective.kernel_parameter(labels)`` (the
+    record's one rule, ``Metric.kernel_parameter``: nRBP's p; ERR's top-grade gain, taken over
+    the whole data set), handed to ``prepare`` as the numba kernel is handed it.  ``compiled``:
+    the pair sums through ``torch.compile`` (None: on CUDA only, where it pays).
     """
     problems = device_objective_problems(objective)
     if problems:
@@ -194,7 +195,7 @@ def lambda_gradients(objective, scores: torch.Tensor, lists: PaddedLists, weight
         lab = blk.labels.gather(1, order)
         state = prepare(objective.metric, lab, valid, gain=objective.gain,
                         relevance_threshold=float(objective.relevance_threshold),
-                        p=parameter if objective.metric in ("nrbp", "err") else None, truncation=trunc)
+                        p=parameter, truncation=trunc)
         g, h = _run_pair_sums(compiled, form, _upper(trunc, blk.mask.shape[1]), s, lab, valid, *state, sigma, eps,
                               bool(objective.score_normalization), hess_scale, bool(objective.list_normalization))
         if weights is not None:

@@ -43,9 +43,11 @@ from typing import NamedTuple
 
 import torch
 
-from ..metrics import with_delta
+from ..metrics import METRICS, with_delta
 from ._listwise import gains
 
+#: the kernel codes of the families prepared here (numba's ``prepare`` dispatches on the same codes)
+NDCG, AP, RR, NRBP, ERR = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "err"))
 #: the swap-delta forms (the record's ``delta`` field; numba's ``FORMS``)
 FORMS = ("product", "prefix", "first", "cascade")
 N_ROWS = 5  # rows of per-position state: a, w, r, b, v
@@ -86,22 +88,25 @@ def prepare(metric: str, lab: torch.Tensor, valid: torch.Tensor, *, gain: str = 
     nDCG's IDCG at that depth (the numba ``prepare``'s ``trunc``; 0: the whole list).  Returns a
     :class:`Prepared`: rows ``a, w, r, b, v`` (zero where a metric does not use them), the
     normaliser, and for RR the positions of the first and second relevant items (``L`` when
-    absent, and for the other metrics).
+    absent, and for the other metrics).  ``p`` is the record's kernel parameter
+    (``Metric.kernel_parameter``); for a family on the top grade (ERR) None takes each list's
+    own largest gain.  The branch is chosen by the record's kernel ``code``, as numba's.
     """
     delta_form(metric)
+    code = METRICS[metric].code
     B, L = lab.shape
     kw = dict(dtype=lab.dtype, device=lab.device)
     aux = torch.zeros(N_ROWS, B, L, **kw)
     at = torch.arange(L, **kw)
     none = torch.full((B,), L, dtype=torch.long, device=lab.device)
-    if metric == "ndcg":
+    if code == NDCG:
         aux[0] = gains(lab, gain) * valid
         aux[1] = 1.0 / torch.log2(at + 2.0)
         ideal = torch.sort(aux[0], dim=1, descending=True).values * aux[1]
         idcg = (ideal[:, :truncation] if truncation > 0 else ideal).sum(dim=1)
         norm = torch.where(idcg > 0, 1.0 / torch.where(idcg > 0, idcg, 1.0), 0.0)
         return Prepared(aux, norm, none, none)
-    if metric == "err":  # p is the top grade's gain; None: each list's largest gain
+    if code == ERR:  # p is the top grade's gain; None: each list's largest gain
         g = gains(lab, gain) * valid
         top = g.amax(dim=1, keepdim=True) if p is None else torch.full((B, 1), float(p), **kw)
         x = g / (top + 1.0)
@@ -110,22 +115,22 @@ def prepare(metric: str, lab: torch.Tensor, valid: torch.Tensor, *, gain: str = 
         aux[1] = survive / (at + 1.0)
         aux[3] = torch.cumsum(x * aux[1], dim=1)
         return Prepared(aux, (aux[3][:, -1] > 0).to(lab.dtype), none, none)
-    if metric not in ("nrbp", "ap", "rr"):
+    if code not in (NRBP, AP, RR):
         raise ValueError(f"prepare: metric {metric!r} has a swap delta in the record but no torch preparation "
                          "here; add its branch (CONTRIBUTING.md)")
     rel = ((lab >= relevance_threshold) & valid).to(lab.dtype)
     n_rel = rel.sum(dim=1)
     some = n_rel > 0
-    if metric == "nrbp":
+    if code == NRBP:
         if p is None:
-            raise ValueError("the nRBP swap delta needs a persistence p, e.g. 'lambda_nrbp@0.95'")
+            raise ValueError(f"the {metric} swap delta needs a persistence p, e.g. 'lambda_{metric}@0.95'")
         aux[0] = rel
         aux[1] = torch.pow(torch.full((), float(p), **kw), at)
         norm = torch.where(some, (1.0 - p) / torch.where(some, 1.0 - p ** n_rel, 1.0), 0.0)
         return Prepared(aux, norm, none, none)
     aux[2] = rel
     count = torch.cumsum(rel, dim=1)
-    if metric == "ap":
+    if code == AP:
         inv = 1.0 / (at + 1.0)
         aux[3] = count * inv - torch.cumsum(rel * inv, dim=1)
         aux[4] = inv

@@ -35,17 +35,19 @@ def _takes_p(metric: str) -> bool:
 
 
 def _check_metric(metric: str, p):
-    """The metric's swap-delta form and its persistence (None for a metric without one)."""
-    if metric not in DELTAS:
-        raise ValueError(f"unknown lambda metric {metric!r}; known: {sorted(DELTAS)}")
+    """The metric's swap-delta form and its persistence (None for a metric without one), read
+    from the record at call time (a family registered after import is known here too)."""
+    families = with_delta()
+    if metric not in families:
+        raise ValueError(f"unknown lambda metric {metric!r}; known: {sorted(families)}")
     if _takes_p(metric):
         if p is None:
             raise ValueError(f"{metric!r} needs a persistence p strictly between 0 and 1, e.g. p=0.95")
-        return DELTAS[metric], check_persistence(p, what=metric)
+        return families[metric].delta, check_persistence(p, what=metric)
     if p is not None:
-        raise ValueError(f"only {sorted(n for n in DELTAS if _takes_p(n))} take a persistence p; "
+        raise ValueError(f"only {sorted(n for n in families if _takes_p(n))} take a persistence p; "
                          f"{metric!r} got p={p!r}")
-    return DELTAS[metric], None
+    return families[metric].delta, None
 
 
 @torch.no_grad()

@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+import gbrank.torch._sampled_sgd as sampled_sgd  # the module, not the package: no cycle through __init__
+
 from .._progress import progress
 from .._validation import is_positive_int
-from . import _sampled_sgd as sampled_sgd
 from ._distributed import ONE_PROCESS
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
