@@ -334,7 +334,7 @@ def test_parallel_jobs_give_the_same_numbers(bench_run, tmp_path):
     code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(tmp_path / "par"), *ARGS[:-4],
                             "--jobs", "2", "--threads", "1", "--no-plots"])
     assert code == 0, err
-    assert "2 job(s) x 1 thread(s)" in text
+    assert "2 jobs x 1 thread" in text
     for protocol in ("full", "sampled", "corrected"):
         a = json.loads((out / protocol / "summary.json").read_text())["contenders"]
         b = json.loads((tmp_path / "par" / protocol / "summary.json").read_text())["contenders"]
