@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
-from .._validation import plural
+from .._validation import first_infinite, plural
 from ._files import read_bytes
 from ._paths import resolve
 
@@ -160,18 +160,6 @@ def _find_bad_token(data: bytes, path) -> str | None:
     return None
 
 
-_SCAN = 1 << 20  # values per slice when scanning the features for inf
-
-
-def _first_inf(values: np.ndarray) -> int | None:
-    """Position of the first infinite value, scanning by slices (no mask as large as the data)."""
-    for start in range(0, values.size, _SCAN):
-        found = np.isinf(values[start:start + _SCAN])
-        if found.any():
-            return start + int(np.argmax(found))
-    return None
-
-
 def _check_values(X: _Blocks, y: np.ndarray, path) -> None:
     """Labels finite and >= 0; features finite or NaN (a missing value).  See ``load_letor``.
 
@@ -252,9 +240,10 @@ class _SparseBlock:
 
     def first_inf(self) -> tuple[int, int, float] | None:
         """(row, column, value) of the first infinite value, or None."""
-        at = _first_inf(self.data)
-        if at is None:
+        found = first_infinite(self.data.reshape(-1, 1))  # by blocks: no mask as large as the data
+        if found is None:
             return None
+        at = found[0]
         return int(np.searchsorted(self.indptr, at, side="right") - 1), int(self.indices[at]), self.data[at]
 
     def columns(self) -> np.ndarray:
@@ -283,10 +272,10 @@ class _DenseBlock:
         self.n_rows = X.shape[0]
 
     def first_inf(self) -> tuple[int, int, float] | None:
-        at = _first_inf(self.values.reshape(-1))
-        if at is None:
+        found = first_infinite(self.values)
+        if found is None:
             return None
-        row, column = divmod(at, self.values.shape[1])
+        row, column, _ = found
         return row, column, self.values[row, column]
 
     def columns(self) -> np.ndarray:
