@@ -29,7 +29,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from gbrank.bounds._kernels import grid_cell, grid_interp
-from gbrank.lambdas import _kernel as K
+from gbrank.lambdas import _kernels as K
 from gbrank.lambdas._deltas import N_ROWS, prepare
 from gbrank.lambdas import DELTA_METRICS
 from gbrank.metrics import GAINS

@@ -1,7 +1,7 @@
 """The sampled-metric correction study on a finished ``gbrank bench mf`` output folder.
 
 For every split (NSR, seed) of the folder, each contender is a system and each test user a
-row: the study (``gbrank.bench._mf_correction.correction_study``) reports per (variant,
+row: the study (``gbrank.bench.mf._correction.correction_study``) reports per (variant,
 metric) the bias of the variant's mean against the full-catalogue mean, its RMSE, and the
 Kendall tau between the systems' ordering by the variant and by the full catalogue.
 
@@ -27,7 +27,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from gbrank.bench._mf_correction import correction_study, estimated_metrics
+from gbrank.bench.mf._correction import correction_study, estimated_metrics
 
 KEYS = ["contender", "split", "qid"]
 

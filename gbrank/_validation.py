@@ -39,10 +39,7 @@ def as_1d_float(values, name: str) -> np.ndarray:
         arr = arr.reshape(-1)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional (one value per row), got shape {arr.shape}")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    bad = ~np.isfinite(arr)
+    arr, bad = as_float64(arr, name)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(
@@ -50,6 +47,17 @@ def as_1d_float(values, name: str) -> np.ndarray:
             f"value {arr[first]}); remove or impute those rows before ranking"
         )
     return arr
+
+
+def as_float64(arr: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A numeric array of any shape as a contiguous float64 array (no copy where it is one
+    already), and the mask of its NaN and infinite values; a dtype that is not a number
+    (bool, integer, float) raises ``TypeError`` naming ``name``.  The caller words the error
+    about the non-finite values (its rows, or rows and columns, and its fix)."""
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    return arr, ~np.isfinite(arr)
 
 
 def check_same_length(**arrays) -> int:

@@ -47,6 +47,11 @@ class HelpFormatter(argparse.HelpFormatter):
         return text
 
 
+def _add_choice(p, flag: str, choices: tuple, help: str) -> None:
+    """An option that takes one of ``choices``, the first being its default."""
+    p.add_argument(flag, choices=choices, default=choices[0], help=help)
+
+
 # ---------------------------------------------------------------------------------------
 # gbrank evaluate
 
@@ -89,11 +94,11 @@ def _add_evaluate(subparsers) -> None:
                    default="average",
                    help="equal scores: expectation over all their orders, trec_eval's order (document id "
                         "descending), relevant last, relevant first, or file order")
-    p.add_argument("--gain", choices=("linear", "exp"), default="linear",
-                   help="nDCG/DCG gain: the grade (trec_eval) or 2**grade - 1")
-    p.add_argument("--empty", choices=("zero", "one", "skip"), default="zero",
-                   help="value of a metric on a query without a relevant document (trec_eval: zero), "
-                        "or skip such queries")
+    _add_choice(p, "--gain", ("linear", "exp"),
+                 "nDCG/DCG gain: the grade (trec_eval) or 2**grade - 1")
+    _add_choice(p, "--empty", ("zero", "one", "skip"),
+                 "value of a metric on a query without a relevant document (trec_eval: zero), "
+                 "or skip such queries")
     p.add_argument("--ap-divisor", choices=("R", "min(R,k)"), default="R", help="divisor of AP@k")
     p.add_argument("--per-query", action="store_true", help="also print one row per query (table formats)")
     p.add_argument("--format", choices=("text", "csv", "json", "trec"), default="text", dest="fmt",
@@ -297,6 +302,8 @@ def _folds_arg(text: str) -> list[int]:
 
 
 def _add_bench_letor(bench_subparsers) -> None:
+    from gbrank.bench import LETOR_ANALYSES, LETOR_ANALYSES_DEFAULT
+
     p = bench_subparsers.add_parser(
         "letor",
         help="compare ranking objectives (built-in LambdaMART, CatBoost, gbrank's) on LETOR folds",
@@ -306,7 +313,7 @@ def _add_bench_letor(bench_subparsers) -> None:
             "test split, and write per-query scores, summary.md/json (means with 95% CIs, paired "
             "t-tests against --baseline with Holm's correction), plots and config.json to --out. "
             "Finished runs are cached in --out/runs and skipped when the command is run again; "
-            "processes sharing one --out split the runs. "
+            "processes sharing one --out split the runs; --analyses adds named analyses of the report. "
             "Evaluation: gbrank.evaluate, queries without a relevant document score 0, tied "
             "scores averaged over their orders."
         ),
@@ -346,9 +353,9 @@ def _add_bench_letor(bench_subparsers) -> None:
     p.add_argument("--vali-fraction", type=float, default=0.2,
                    help="share of the training queries held out for early stopping when a fold "
                         "has no vali split (the bundled example has none)")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                   help="type of the features as loaded: float32 halves the memory of the folds (use it "
-                        "for MSLR-WEB30K or Istella); runs on either are cached apart")
+    _add_choice(p, "--dtype", ("float64", "float32"),
+                 "type of the features as loaded: float32 halves the memory of the folds (use it "
+                 "for MSLR-WEB30K or Istella); runs on either are cached apart")
     p.add_argument("--baseline", default="lightgbm:lambdarank",
                    help="contender the others are tested against (added if not selected)")
     p.add_argument("--also-against", action="append", default=None, metavar="NAMES",
@@ -356,23 +363,33 @@ def _add_bench_letor(bench_subparsers) -> None:
                         "also tested against each, Holm-corrected per reference and metric (added if not "
                         "selected); effects.md gives the differences with 95%% CIs (default: --baseline "
                         "only)")
-    p.add_argument("--tune", choices=("none", "grid", "random"), default="none",
-                   help="fair tuning: every contender trained with the same configurations of learning "
-                        "rate, leaves (CatBoost: depth round(log2(leaves))), min child weight and L2 "
-                        "regularisation, each early-stopped on the vali split; the vali-best one per "
-                        "contender and fold is evaluated on test. grid: a fixed 16-configuration grid; "
-                        "random: --tune-budget draws with --seed (docs/bench.md lists both); none: the "
-                        "single setting of --learning-rate, --num-leaves, --depth")
+    _add_choice(p, "--tune", ("none", "grid", "random"),
+                 "fair tuning: every contender trained with the same configurations of learning "
+                 "rate, leaves (CatBoost: depth round(log2(leaves))), min child weight and L2 "
+                 "regularisation, each early-stopped on the vali split; the vali-best one per "
+                 "contender and fold is evaluated on test. grid: a fixed 16-configuration grid; "
+                 "random: --tune-budget draws with --seed (docs/bench.md lists both); none: the "
+                 "single setting of --learning-rate, --num-leaves, --depth")
     p.add_argument("--tune-budget", type=int, default=None, metavar="N",
                    help="number of random configurations of --tune random (default 8)")
-    p.add_argument("--out", default=None,
-                   help="output folder (default runs/bench-letor-<data>)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="runs trained in parallel (processes); each run gets --threads threads, "
-                        "by default cores // jobs, so that jobs x threads <= cores")
-    p.add_argument("--threads", type=int, default=None,
-                   help="threads per run (boosting library and numba; default cores // jobs)")
+    _add_report_arguments(
+        p, "letor", jobs="runs trained in parallel (processes); each run gets --threads threads, by default "
+                         "cores // jobs, so that jobs x threads <= cores",
+        threads="threads per run (boosting library and numba; default cores // jobs)",
+        analyses=(LETOR_ANALYSES, LETOR_ANALYSES_DEFAULT))
     p.set_defaults(handler=_run_bench_letor)
+
+
+def _add_report_arguments(p, bench: str, *, jobs: str, threads: str, analyses: tuple) -> None:
+    """The arguments every ``gbrank bench`` sub-command shares: where its report goes, the
+    processes and threads that train it, and the named analyses it adds (``analyses``: the
+    benchmark's registry and the words of its default, which list the names)."""
+    from gbrank.bench import analyses_help
+
+    p.add_argument("--out", default=None, help=f"output folder (default runs/bench-{bench}-<data>)")
+    p.add_argument("--jobs", type=int, default=1, help=jobs)
+    p.add_argument("--threads", type=int, default=None, help=threads)
+    p.add_argument("--analyses", default=None, metavar="NAMES", help=analyses_help(*analyses))
 
 
 def _run_bench_letor(args: argparse.Namespace, out) -> int:
@@ -392,7 +409,7 @@ def _run_bench_letor(args: argparse.Namespace, out) -> int:
             out_dir=args.out, jobs=args.jobs, threads=args.threads,
             command=" ".join(["gbrank", *(shlex.quote(a) for a in args.argv)]),
             tune=args.tune, tune_budget=args.tune_budget, also_against=args.also_against,
-            dtype=args.dtype,
+            dtype=args.dtype, analyses=args.analyses,
         )
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None
@@ -408,6 +425,8 @@ _MF_LOSSES_HELP = (
 
 
 def _add_bench_mf(bench_subparsers) -> None:
+    from gbrank.bench import MF_ANALYSES, MF_ANALYSES_DEFAULT
+
     p = bench_subparsers.add_parser(
         "mf",
         help="the recommendation protocol of Li et al. 2021 with gbrank's MF: losses x NSR x splits, baselines, "
@@ -427,8 +446,9 @@ def _add_bench_mf(bench_subparsers) -> None:
             "(optimistic), and (b) the honest one, on validation. Each model is also evaluated on the full "
             "catalogue, on the sampled test lists and with the corrected sampled estimate (Krichene & Rendle "
             "2020): OUT/full, OUT/sampled, OUT/corrected, OUT/summary.md (with losses at or below popularity "
-            "flagged), OUT/selection.csv, and on the paper's folds OUT/paper_comparison.md/.json. Finished "
-            "runs are cached in OUT/runs and reused; processes sharing one OUT split the runs."
+            "flagged), OUT/selection.csv, and the files of the named analyses (--analyses; on the paper's folds "
+            "by default the paper's tables beside gbrank's, OUT/paper_comparison.md/.json). Finished runs are "
+            "cached in OUT/runs and reused; processes sharing one OUT split the runs."
         ),
         formatter_class=HelpFormatter,
     )
@@ -469,8 +489,8 @@ def _add_bench_mf(bench_subparsers) -> None:
                         "losses no key names keep their default rate); or 'paper': the SIGIR'21 SGD grid, listwise "
                         "0.001,0.01,0.1,1,3,10 and lambda 0.001,0.01 (default: each loss's default rate for the "
                         "optimizer)")
-    p.add_argument("--optimizer", choices=("adam", "sgd"), default="adam",
-                   help="adam, or sgd as in the paper")
+    _add_choice(p, "--optimizer", ("adam", "sgd"),
+                 "adam, or sgd as in the paper")
     p.add_argument("--fixed-train-negatives", action="store_true",
                    help="draw each user's training negatives once, as the paper's code does; without it they "
                         "are redrawn every epoch")
@@ -485,20 +505,20 @@ def _add_bench_mf(bench_subparsers) -> None:
     p.add_argument("--relevance-threshold", type=float, default=None,
                    help="rating that makes a positive (default: 4 for MovieLens ratings, 1 otherwise)")
     p.add_argument("--min-positives", type=int, default=25, help="users with fewer positives are left out")
-    p.add_argument("--negatives", choices=("unrated", "non_relevant"), default="unrated",
-                   help="draw a user's negatives from the items it never rated, or from every item it did not "
-                        "rate as relevant (the thesis: ratings below the threshold are dropped before splitting)")
-    p.add_argument("--epoch-on", choices=("validation", "test"), default="validation",
-                   help="choose each model's epoch on a validation split of the training positives, or on the "
-                        "test lists themselves (the papers' choice; optimistic for the sampled protocol)")
+    _add_choice(p, "--negatives", ("unrated", "non_relevant"),
+                 "draw a user's negatives from the items it never rated, or from every item it did not "
+                 "rate as relevant (the thesis: ratings below the threshold are dropped before splitting)")
+    _add_choice(p, "--epoch-on", ("validation", "test"),
+                 "choose each model's epoch on a validation split of the training positives, or on the "
+                 "test lists themselves (the papers' choice; optimistic for the sampled protocol)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: NSR 1, one split, four losses, 3 epochs (unless given)")
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
-    p.add_argument("--jobs", type=int, default=1, help="runs trained in parallel (processes)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch/numba threads per run (default cores // jobs); with --jobs 1 the runs happen in "
-                        "this process, which gets this budget when torch has not been loaded yet")
-    p.add_argument("--out", default=None, help="output folder (default runs/bench-mf-<data>)")
+    _add_report_arguments(
+        p, "mf", jobs="runs trained in parallel (processes)",
+        threads="torch/numba threads per run (default cores // jobs); with --jobs 1 the runs happen in this "
+                "process, which gets this budget when torch has not been loaded yet",
+        analyses=(MF_ANALYSES, MF_ANALYSES_DEFAULT))
     p.add_argument("--report-only", action="store_true",
                    help="train nothing: write the reports from the finished runs in OUT/runs, leaving out every "
                         "(NSR, split) that some loss has not finished (named in the reports)")
@@ -523,7 +543,7 @@ def _run_bench_mf(args: argparse.Namespace, out) -> int:
                           quick=args.quick, plots=args.plots, report_only=args.report_only,
                           negatives=args.negatives, epoch_on=args.epoch_on, baselines=args.baselines,
                           fixed_train_negatives=args.fixed_train_negatives,
-                          drop_infeasible_users=args.drop_infeasible_users,
+                          drop_infeasible_users=args.drop_infeasible_users, analyses=args.analyses,
                           command=" ".join(["gbrank", *(shlex.quote(a) for a in getattr(args, "argv", []))]))
     except (OSError, ValueError) as exc:
         raise CommandError(str(exc)) from None

@@ -57,7 +57,7 @@ fi
 ( timeout -k 10 --signal=INT $(( BUDGET - $(since) )) python3 -m gbrank.cli bench mf --data citeulike-paper \
       --splits "$SPLIT" --nsr 1,2,5 --losses listwise_ap,listwise_ndcg,listwise_rr,listwise_nrbp,lambda_ap,lambda_ndcg,lambda_rr,lambda_nrbp@0.8,lambda_nrbp@0.9,lambda_nrbp@0.95 \
       --optimizer adam --learning-rates 0.01 --epochs "$EPOCHS" --patience 20 --device cuda \
-      --jobs "$JOBS" --threads 1 --no-plots --out "$BENCH_OUT" > "$OUT/bench.log" 2>&1 ) &
+      --jobs "$JOBS" --threads 1 --no-plots --analyses paper --out "$BENCH_OUT" > "$OUT/bench.log" 2>&1 ) &
 BENCH=$!
 
 # 2. the CUDA tests, beside it

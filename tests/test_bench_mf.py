@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbrank.bench._mf_correction import corrected_metrics, rescaled_rank, sampled_ranks
+from gbrank.bench.mf._correction import corrected_metrics, rescaled_rank, sampled_ranks
 from gbrank.cli import main
 from gbrank.evaluation import evaluate
 
@@ -186,7 +186,7 @@ def test_bench_mf_writes_the_reports(bench_run):
 def test_summary_equals_a_direct_evaluation(bench_run):
     """The same split, validation split and model trained directly, evaluated with
     evaluate_recommender."""
-    from gbrank.bench._mf_splits import carve_validation
+    from gbrank.bench.mf._splits import carve_validation
     from gbrank.torch import MFRanker, evaluate_recommender, split_interactions
 
     data, out, _ = bench_run
@@ -229,7 +229,7 @@ def test_summary_equals_a_direct_evaluation(bench_run):
 
 def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
     from gbrank.bench import RunStore
-    from gbrank.bench._mf import cached_run, prepare_mf, run_name, run_versions
+    from gbrank.bench.mf._bench import cached_run, prepare_mf, run_name, run_versions
 
     data, out, _ = bench_run
     runs = out / "runs"
@@ -280,7 +280,7 @@ def test_bench_mf_resumes_from_cached_runs(bench_run, tmp_path):
 def test_bench_mf_options_select_the_protocol(tmp_path):
     """--negatives and --epoch-on enter the cache key only when chosen, reach the model and
     are stated in the report; the bounded listwise losses are one group."""
-    from gbrank.bench._mf_plan import LOSS_GROUPS, parse_losses, prepare_mf
+    from gbrank.bench.mf._plan import LOSS_GROUPS, parse_losses, prepare_mf
 
     assert len(parse_losses(["boundings"])) == 12 and "listwise_ap+distribution" in LOSS_GROUPS["boundings"]
     data = _ratings(tmp_path / "ratings.csv", n_users=30)

@@ -67,7 +67,7 @@ def ready_run(tmp_path_factory):
 
 
 def test_ready_folds_are_read_and_split(tmp_path):
-    from gbrank.bench._mf_splits import fold_numbers, parse_folds, read_fold, read_part, ready_split
+    from gbrank.bench.mf._splits import fold_numbers, parse_folds, read_fold, read_part, ready_split
 
     data = ready_folder(tmp_path / "a", id_columns=True, folds=3)
     assert fold_numbers(data) == [0, 1, 2]
@@ -100,7 +100,7 @@ def test_ready_folds_are_read_and_split(tmp_path):
 
 
 def test_validation_is_carved_from_training_positives(tmp_path):
-    from gbrank.bench._mf_splits import carve_validation, read_fold, ready_split
+    from gbrank.bench.mf._splits import carve_validation, read_fold, ready_split
 
     split = ready_split(read_fold(ready_folder(tmp_path), 0), nsr=2, seed=0, threshold=1.0)
     y_fit, X_val, y_val = carve_validation(split.X_train, split.y_train, threshold=1.0, validation_size=0.1, nsr=2,
@@ -150,8 +150,8 @@ def test_precheck_stops_before_training_and_drop_counts(tmp_path):
 
 def test_precheck_covers_random_splits(tmp_path):
     """Ratings files: the pre-check counts (no split drawn), NotEnoughNegatives never escapes."""
-    from gbrank.bench._mf_plan import prepare_mf
-    from gbrank.bench._mf_splits import InfeasibleSplits
+    from gbrank.bench.mf._plan import prepare_mf
+    from gbrank.bench.mf._splits import InfeasibleSplits
 
     rows = [(f"u{u}", i, 5.0) for u in range(10) for i in range(30 if u < 2 else 26)]
     path = tmp_path / "r.csv"
@@ -189,7 +189,7 @@ def test_baselines_are_evaluated_under_every_protocol(ready_run):
 
 
 def test_baseline_scores_are_consistent():
-    from gbrank.bench._mf_baselines import BaselineScorer
+    from gbrank.bench.mf._baselines import BaselineScorer
 
     X = np.array([[u, i] for u in range(5) for i in range(u + 1)])
     y = np.ones(len(X))
@@ -221,7 +221,7 @@ def test_cached_rerun_trains_nothing(ready_run):
 
 
 def test_selections_on_a_hand_made_history():
-    from gbrank.bench._mf_select import select, selection_means
+    from gbrank.bench.mf._select import select, selection_means
 
     metrics = ["ap"]
     rows = []
@@ -266,7 +266,7 @@ def _fake_table(path: pathlib.Path, paradigm: str):
 
 
 def test_paper_tables_are_read_and_compared(tmp_path):
-    from gbrank.bench._mf_paper import comparison, loss_of, paper_means, read_paper_table, write_comparison
+    from gbrank.bench.mf._paper import comparison, loss_of, paper_means, read_paper_table, write_comparison
 
     for paradigm in ("listwise", "lambda"):
         _fake_table(tmp_path, paradigm)
@@ -312,16 +312,22 @@ def test_paper_tables_are_read_and_compared(tmp_path):
 
 
 def test_paper_comparison_written_for_the_paper_splits(tmp_path):
-    """A ready folder with paper-results/ beside its folds gets OUT/paper_comparison.md."""
+    """A ready folder with paper-results/ beside its folds gets OUT/paper_comparison.md: its
+    data preset asks for the named analysis ``paper``; ``--analyses none`` leaves it out."""
     data = ready_folder(tmp_path / "folds", folds=1)
     (data / "paper-results").mkdir()
     for paradigm in ("listwise", "lambda"):
         _fake_table(data / "paper-results", paradigm)
     out = tmp_path / "out"
-    code, text, err = _run(["bench", "mf", "--data", str(data), "--out", str(out), "--nsr", "1", "--losses",
-                            "lambda_nrbp@0.8", "--baseline", "lambda_nrbp@0.8", "--baselines", "none", "--epochs", "2",
-                            "--threads", "1", "--no-plots"])
+    argv = ["bench", "mf", "--data", str(data), "--out", str(out), "--nsr", "1", "--losses", "lambda_nrbp@0.8",
+            "--baseline", "lambda_nrbp@0.8", "--baselines", "none", "--epochs", "2", "--threads", "1", "--no-plots"]
+    code, text, err = _run([*argv, "--analyses", "none"])
     assert code == 0, err
+    assert not (out / "paper_comparison.md").exists() and "paper_comparison" not in (out / "summary.md").read_text()
+    assert json.loads((out / "config.json").read_text())["plan"]["analyses"] == []
+    code, text, err = _run(argv)  # the runs are cached now
+    assert code == 0, err
+    assert json.loads((out / "config.json").read_text())["plan"]["analyses"] == ["paper"]
     doc = json.loads((out / "paper_comparison.json").read_text())
     run = [c for c in doc["cells"] if c["status"] != "not run"]
     assert len(run) == 6 and {c["loss"] for c in run} == {"lambda_nrbp@0.8"} and {c["nsr"] for c in run} == {1}
@@ -331,7 +337,7 @@ def test_paper_comparison_written_for_the_paper_splits(tmp_path):
 @pytest.mark.skipif(not (pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" /
                          "citeulike-a-paper-splits").is_dir(), reason="../shared/data/citeulike-a-paper-splits absent")
 def test_citeulike_paper_name_resolves(monkeypatch):
-    from gbrank.bench._mf_plan import prepare_mf
+    from gbrank.bench.mf._plan import prepare_mf
 
     monkeypatch.setenv("GBRANK_DATA", str(pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"))
     plan = prepare_mf(data="citeulike-paper", nsr="1,5", splits="fold_1", losses=["lambda_ndcg"], epochs=1, threads=1,
@@ -343,7 +349,7 @@ def test_citeulike_paper_name_resolves(monkeypatch):
 
 # ---- learning-rate grids per family ------------------------------------------------------
 def test_learning_rate_grids_per_family_and_the_papers():
-    from gbrank.bench._mf_plan import PAPER_GRID, parse_learning_rates, rates_for_loss
+    from gbrank.bench.mf._plan import PAPER_GRID, parse_learning_rates, rates_for_loss
 
     assert parse_learning_rates(None) is None
     assert parse_learning_rates("0.1, 0.01,0.1") == [0.1, 0.01]
@@ -367,7 +373,7 @@ def test_learning_rate_grids_per_family_and_the_papers():
     ("x", "'x' is not a number"),
 ])
 def test_bad_learning_rate_grids_name_the_problem(text, words):
-    from gbrank.bench._mf_plan import parse_learning_rates
+    from gbrank.bench.mf._plan import parse_learning_rates
 
     with pytest.raises(ValueError, match=re.escape(words)):
         parse_learning_rates(text)

@@ -116,7 +116,7 @@ def letor_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("letor_out")
     code, text, err = _run(["bench", "letor", "--quick", "--data", str(root), "--out", str(out), "--threads", "1",
                             "--contenders", "lightgbm:lambdarank,gbrank:ndcg,gbrank:nrbp@0.95+minmax",
-                            "--rounds", "5", "--patience", "2"])
+                            "--rounds", "5", "--patience", "2", "--analyses", "findings"])
     assert code == 0, err
     return out, text, err
 
@@ -148,8 +148,8 @@ def test_bench_letor_keeps_warm_up_apart_from_training(letor_run):
 
 
 def test_warm_up_is_timed_apart_and_once_per_process(monkeypatch):
-    from gbrank.bench import _letor_run
-    from gbrank.bench._letor_plan import REGISTRY, prepare_letor
+    import gbrank.bench.letor._run as _letor_run
+    from gbrank.bench.letor._plan import REGISTRY, prepare_letor
 
     plan = prepare_letor(data="example", quick=True, contenders=["gbrank:ap"], threads=1, out_dir=None)
     fold = plan.folds[0]
@@ -177,7 +177,7 @@ def test_letor_findings_have_a_title_and_no_rows_that_did_not_run(letor_run):
 
 
 def test_letor_findings_leave_out_what_did_not_run_and_count_right(tmp_path):
-    from gbrank.bench._letor_findings import EVAL, write_findings
+    from gbrank.bench.letor._findings import EVAL, write_findings
 
     rng = np.random.default_rng(0)
     names = [f"gbrank:{m}" for m in ("ndcg", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95")]
@@ -312,8 +312,8 @@ def _overlap(a, b) -> bool:
 
 
 def test_protocols_plot_names_every_loss_and_nsr(mf_run, tmp_path):
-    from gbrank.bench._mf_report import protocols_plot
-    from gbrank.bench._mf_plan import METRICS, prepare_mf
+    from gbrank.bench.mf._report import protocols_plot
+    from gbrank.bench.mf._plan import METRICS, prepare_mf
 
     out, _, _ = mf_run
     plan = prepare_mf(data=str(out.parent / "ratings.csv"), nsr="1,2", losses=["listwise_ndcg,lambda_ndcg"],

@@ -7,7 +7,7 @@ from test_lambdas import CODES, _metric_of_order, _random_list, _random_lists, _
 from gbrank import bounds
 from gbrank.estimators import GBRanker
 from gbrank.lambdas import LambdaObjective, swap_deltas
-from gbrank.lambdas._kernel import BOUND_DIST, all_gradients
+from gbrank.lambdas._kernels import BOUND_DIST, all_gradients
 from gbrank.lambdas._deltas import delta_codes
 from gbrank.lambdas._objective import GAINS, HESSIANS
 from gbrank.lambdas._stack import STACK_DOUBLES

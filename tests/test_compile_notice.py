@@ -44,12 +44,12 @@ def test_notice_is_said_only_for_an_uncached_variant(caplog):
     import numpy as np
 
     from gbrank.lambdas import LambdaObjective
-    from gbrank.lambdas import _kernel
+    from gbrank.lambdas import _kernels
     from gbrank import _jit
 
     y = np.array([1.0, 0.0, 2.0])
     LambdaObjective("ndcg").gradients([0.3, 0.2, 0.1], y, [0, 3])  # compiled (or loaded) now
-    kernel = next(iter(_kernel.gradient_kernel.variants.values()))
+    kernel = next(iter(_kernels.gradient_kernel.variants.values()))
     family = "a test family"
     with caplog.at_level(logging.INFO, logger="gbrank"):
         said = _jit.compile_notice(kernel, family, (), 4.0)  # compiled in this process: nothing to say

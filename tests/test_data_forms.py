@@ -145,7 +145,7 @@ def test_bench_mf_runs_on_every_form(tmp_path, form, gz, how):
 
 def test_bench_mf_on_u_data_equals_the_library_table(tmp_path):
     """The issue's case: ml-100k's u.data given as a file; the bench reads what the library reads."""
-    from gbrank.bench._mf_plan import load_interactions as bench_data
+    from gbrank.bench.mf._plan import load_interactions as bench_data
 
     path = _write(tmp_path / "ml-100k", "u.data", False)
     table, name, threshold = bench_data(str(path))
@@ -193,7 +193,7 @@ def test_bench_messages_name_flags_and_library_messages_name_arguments(tmp_path)
 
 def test_ready_fold_files_are_read_by_the_library(tmp_path):
     """The third entry point: the train and test files of ready folds (user_id,item_id, gzipped)."""
-    from gbrank.bench._mf_splits import read_part
+    from gbrank.bench.mf._splits import read_part
 
     path = _write(tmp_path, "table.tsv", True)
     table, used = read_part(path)

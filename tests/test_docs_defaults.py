@@ -68,7 +68,7 @@ def const(dotted: str):
 
 def _mf_adam_rates():
     """The learning rate each loss of ``gbrank bench mf``'s default group trains at under Adam."""
-    from gbrank.bench._mf_plan import LOSS_GROUPS, default_learning_rate
+    from gbrank.bench.mf._plan import LOSS_GROUPS, default_learning_rate
 
     return {default_learning_rate(loss, "adam") for loss in LOSS_GROUPS["default"]}
 
@@ -90,20 +90,20 @@ QUOTED = [
      cli("bench", "letor", "--baseline"), "lightgbm:lambdarank"),
     ("docs/bench.md", "holds out `--vali-fraction` (0.2)", cli("bench", "letor", "--vali-fraction"), 0.2),
     ("docs/bench.md", "training stops after `--patience` (50) rounds",
-     const("gbrank.bench._letor_plan.DEFAULT_PATIENCE"), 50),
-    ("docs/bench.md", "or at `--rounds` (1000)", const("gbrank.bench._letor_plan.DEFAULT_ROUNDS"), 1000),
+     const("gbrank.bench.letor._plan.DEFAULT_PATIENCE"), 50),
+    ("docs/bench.md", "or at `--rounds` (1000)", const("gbrank.bench.letor._plan.DEFAULT_ROUNDS"), 1000),
     ("docs/bench.md", "`--learning-rate` 0.05", cli("bench", "letor", "--learning-rate"), 0.05),
     ("docs/bench.md", "`--num-leaves` 31", cli("bench", "letor", "--num-leaves"), 31),
     ("docs/bench.md", "`--depth` 6", cli("bench", "letor", "--depth"), 6),
     ("docs/bench.md", "seed `--seed` 0", cli("bench", "letor", "--seed"), 0),
     ("docs/bench.md", "(`--tune {none,grid,random}`, default `none`", cli("bench", "letor", "--tune"), "none"),
     ("docs/bench.md", "`--tune random --tune-budget N` (default 8)",
-     const("gbrank.bench._letor_tune.DEFAULT_BUDGET"), 8),
+     const("gbrank.bench.letor._tune.DEFAULT_BUDGET"), 8),
     # gbrank bench mf
-    ("docs/bench.md", "up to 3000 epochs (patience 50)", const("gbrank.bench._mf_plan.PAPER_EPOCHS"), 3000),
-    ("docs/bench.md", "up to 3000 epochs (patience 50)", const("gbrank.bench._mf_plan.DEFAULT_PATIENCE"), 50),
-    ("docs/bench.md", "`--epochs` defaults to the paper's 3000", const("gbrank.bench._mf_plan.PAPER_EPOCHS"), 3000),
-    ("docs/bench.md", "`--patience` to 50 evaluated epochs", const("gbrank.bench._mf_plan.DEFAULT_PATIENCE"), 50),
+    ("docs/bench.md", "up to 3000 epochs (patience 50)", const("gbrank.bench.mf._plan.PAPER_EPOCHS"), 3000),
+    ("docs/bench.md", "up to 3000 epochs (patience 50)", const("gbrank.bench.mf._plan.DEFAULT_PATIENCE"), 50),
+    ("docs/bench.md", "`--epochs` defaults to the paper's 3000", const("gbrank.bench.mf._plan.PAPER_EPOCHS"), 3000),
+    ("docs/bench.md", "`--patience` to 50 evaluated epochs", const("gbrank.bench.mf._plan.DEFAULT_PATIENCE"), 50),
     ("docs/bench.md", "32 factors, batches of 32 users", cli("bench", "mf", "--n-factors"), 32),
     ("docs/bench.md", "32 factors, batches of 32 users", cli("bench", "mf", "--batch-size"), 32),
     ("docs/bench.md", "Adam 0.01 by default", cli("bench", "mf", "--optimizer"), "adam"),
@@ -180,11 +180,11 @@ def test_quoted_default_is_the_codes(doc, quote, code, stated):
 
 # (sub-command path, option, the code's value): the help text says "default <value>"
 HELP = [
-    (("bench", "mf"), "--epochs", const("gbrank.bench._mf_plan.PAPER_EPOCHS")),
-    (("bench", "mf"), "--patience", const("gbrank.bench._mf_plan.DEFAULT_PATIENCE")),
-    (("bench", "letor"), "--rounds", const("gbrank.bench._letor_plan.DEFAULT_ROUNDS")),
-    (("bench", "letor"), "--patience", const("gbrank.bench._letor_plan.DEFAULT_PATIENCE")),
-    (("bench", "letor"), "--tune-budget", const("gbrank.bench._letor_tune.DEFAULT_BUDGET")),
+    (("bench", "mf"), "--epochs", const("gbrank.bench.mf._plan.PAPER_EPOCHS")),
+    (("bench", "mf"), "--patience", const("gbrank.bench.mf._plan.DEFAULT_PATIENCE")),
+    (("bench", "letor"), "--rounds", const("gbrank.bench.letor._plan.DEFAULT_ROUNDS")),
+    (("bench", "letor"), "--patience", const("gbrank.bench.letor._plan.DEFAULT_PATIENCE")),
+    (("bench", "letor"), "--tune-budget", const("gbrank.bench.letor._tune.DEFAULT_BUDGET")),
 ]
 
 

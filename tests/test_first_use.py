@@ -11,8 +11,9 @@ import pytest
 import gbrank
 from gbrank.evaluation import _group
 from gbrank.lambdas import LambdaObjective
-from gbrank.lambdas import _kernel
+from gbrank.lambdas import _kernels
 from gbrank.lambdas._deltas import FIRST, PREFIX, PRODUCT
+from gbrank.lambdas._settings import bounding, settings
 from gbrank.metrics import METRICS
 from gbrank.metrics import _kernels as metric_kernels
 
@@ -31,9 +32,9 @@ def test_gradients_compile_once_for_any_input_types():
     ]
     for objective, scores, labels, ptr in calls:
         objective.gradients(scores, labels, ptr)
-    variants = _kernel.gradient_kernel.variants
-    ndcg = (METRICS["ndcg"].code, PRODUCT, _kernel.BOUND_NONE, True)
-    ap = (METRICS["ap"].code, PREFIX, _kernel.BOUND_NONE, True)
+    variants = _kernels.gradient_kernel.variants
+    ndcg = (METRICS["ndcg"].code, PRODUCT, _kernels.BOUND_NONE, True)
+    ap = (METRICS["ap"].code, PREFIX, _kernels.BOUND_NONE, True)
     assert ndcg in variants and ap in variants
     assert len(variants[ndcg].signatures) == 1 and len(variants[ap].signatures) == 1
 
@@ -46,14 +47,14 @@ def test_settings_pick_their_gradient_variant():
     LambdaObjective("rr").gradients(s, y, ptr)
     LambdaObjective("rr+minmax", hessian="xgboost").gradients(s, y, ptr)  # sigma 1: LightGBM's hessian, doubled
     LambdaObjective("rr", score_normalization=True).gradients(s, y, ptr)  # the kernel of any setting
-    variants = _kernel.gradient_kernel.variants
-    assert {(code, FIRST, _kernel.BOUND_NONE, True), (code, FIRST, _kernel.BOUND_LINEAR, True)} <= set(variants)
-    assert len(_kernel._all_gradients_general.signatures) == 1
+    variants = _kernels.gradient_kernel.variants
+    assert {(code, FIRST, _kernels.BOUND_NONE, True), (code, FIRST, _kernels.BOUND_LINEAR, True)} <= set(variants)
+    assert len(_kernels._all_gradients_general.signatures) == 1
     with pytest.raises(ValueError, match="other settings than its variant"):  # a variant refuses other settings
-        kernel = variants[(code, FIRST, _kernel.BOUND_NONE, True)]
-        kernel(s, y, np.asarray(ptr, dtype=np.int64), 0, 1, METRICS["ndcg"].code, 0, 0.0, 1.0, 0, False, 0.01,
-               False, 0, False, 0, 1.0, 0, np.ones(1), np.zeros((1, 2)), np.zeros(1), np.ones(1), np.empty(4),
-               np.empty(4))
+        kernel = variants[(code, FIRST, _kernels.BOUND_NONE, True)]
+        cfg = settings(METRICS["ndcg"].code, 0, 0.0, 1.0, 0, False, 0.01, False, 0, False, 0, 1.0, 0)
+        kernel(s, y, np.asarray(ptr, dtype=np.int64), 0, 1, cfg, bounding(np.ones(1), np.zeros((1, 2)), np.zeros(1),
+               np.ones(1)), np.empty(4), np.empty(4))
 
 
 def test_one_metric_runs_its_own_evaluator_variant():

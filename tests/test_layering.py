@@ -102,6 +102,20 @@ GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
 # the same graph where ``from package import x`` is an edge to the package's ``__init__``
 INIT_GRAPH = {name: _imports(name, path, through_init=True) for name, path in MODULES.items()}
 
+# The one documented exception (docs/objectives.md, "Adapters"): a gbrank objective passed
+# straight to lightgbm.train / LGBMRanker / xgboost.train delegates its ``__call__`` (and
+# CatBoost's ``calc_ders_range``) to gbrank.backends, the home of the calling conventions, by
+# an import inside those two methods; it runs at call time, when both packages are loaded.
+LAZY_EXCEPTIONS = {("gbrank.lambdas._objective", "gbrank.backends")}
+for _graph in (GRAPH, INIT_GRAPH):
+    for _module, _target in LAZY_EXCEPTIONS:
+        _graph[_module].discard(_target)
+
+
+def test_each_lazy_exception_is_still_needed():
+    for module, target in LAZY_EXCEPTIONS:
+        assert target in _imports(module, MODULES[module]), f"{module} no longer imports {target}: drop the exception"
+
 
 def _layer(module: str) -> str:
     parts = module.split(".")
@@ -213,3 +227,53 @@ def test_importing_gbrank_torch_is_enough_to_use_it_and_gbrank_stays_light():
             "import gbrank.torch as gt; assert 'torch' in sys.modules; print(sorted(gt.__all__)[:3])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+# the rooms of gbrank.bench: one folder per benchmark beside a shared core (../shared/STYLE.md,
+# "Rooms that show the jobs").  A room may use the core; the core uses no room; no room uses
+# another.  The package ``gbrank.bench`` itself is the facade that names the rooms' public
+# functions (lazily, by strings), so it is neither core nor room here.
+BENCH_ROOMS = ("letor", "mf")
+BENCH_MOST_MODULES = 8  # modules directly in gbrank/bench/, __init__.py counted
+
+
+def _bench_room(module: str) -> str | None:
+    """``letor``/``mf`` for a module of a room, ``core`` for the rest of gbrank.bench, else None."""
+    parts = module.split(".")
+    if parts[:2] != ["gbrank", "bench"] or len(parts) == 2:
+        return None
+    return parts[2] if parts[2] in BENCH_ROOMS else "core"
+
+
+def _room_problems(graph: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for module, targets in graph.items():
+        room = _bench_room(module)
+        for target in targets:
+            other = _bench_room(target)
+            if room is None or other is None or other == room or other == "core":
+                continue
+            problems.append(f"{module} ({room}) imports {target} ({other})")
+    return sorted(problems)
+
+
+def test_bench_rooms_do_not_import_each_other_and_the_core_imports_no_room():
+    problems = _room_problems(GRAPH)
+    assert problems == [], "gbrank.bench rooms mixed:\n" + "\n".join(problems)
+
+
+def test_the_room_check_catches_a_crossing():
+    # the check itself, on a graph with one bad edge of each kind
+    graph = {name: set(targets) for name, targets in GRAPH.items()}
+    graph["gbrank.bench.letor._bench"].add("gbrank.bench.mf._plan")
+    graph["gbrank.bench._report"].add("gbrank.bench.letor._plan")
+    assert _room_problems(graph) == ["gbrank.bench._report (core) imports gbrank.bench.letor._plan (letor)",
+                                     "gbrank.bench.letor._bench (letor) imports gbrank.bench.mf._plan (mf)"]
+
+
+def test_bench_has_its_rooms_and_a_small_core():
+    for room in BENCH_ROOMS:
+        assert (PKG / "bench" / room / "__init__.py").is_file(), f"gbrank/bench/{room}/ is not a package"
+    flat = sorted(p.name for p in (PKG / "bench").glob("*.py"))
+    assert len(flat) <= BENCH_MOST_MODULES, (f"{len(flat)} modules directly in gbrank/bench/ ({', '.join(flat)}); "
+                                             "put a benchmark's modules in its room")

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from gbrank.bench import write_paradigm
-from gbrank.bench._letor_paradigm import EVAL
+from gbrank.bench.letor._paradigm import EVAL
 
 
 def _table(shifts: dict, n=80, seed=0) -> pd.DataFrame:

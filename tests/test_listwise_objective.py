@@ -305,7 +305,7 @@ def test_gbranker_takes_the_names(objective, backend):
 
 
 def test_bench_listwise_group():
-    from gbrank.bench._letor_plan import GROUPS, REGISTRY, select_contenders
+    from gbrank.bench.letor._plan import GROUPS, REGISTRY, select_contenders
 
     names = [c.name for c in select_contenders(["listwise"], baseline="lightgbm:lambdarank")]
     assert "gbrank:listwise_ndcg" in names and "gbrank:listmle" in names and "gbrank:neural_ndcg" in names

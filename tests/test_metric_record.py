@@ -14,7 +14,8 @@ import gbrank.metrics as M
 from gbrank.bounds import BOUND_METRICS
 from gbrank.lambdas import DELTA_METRICS, LambdaObjective
 from gbrank.lambdas._deltas import delta, delta_codes, prepare
-from gbrank.lambdas._kernel import BOUND_NONE, list_gradients
+from gbrank.lambdas._kernels import BOUND_NONE, list_gradients
+from gbrank.lambdas._settings import settings
 from gbrank.metrics import EXTERNAL, METRICS, Metric, parse, register, with_bounds, with_delta
 
 
@@ -125,8 +126,8 @@ def test_unknown_codes_and_forms_raise_in_the_kernels():
         delta(9, 0, 1, aux, 1.0, 0, 2)
     grad, hess = np.empty(3), np.empty(3)
     with pytest.raises(ValueError, match="unknown swap-delta form"):
-        list_gradients(np.array([0.3, 0.2, 0.1]), lab, METRICS["ndcg"].code, 9, 0.0, 1.0, 0, False, 0.01,
-                       False, 0, False, 0, 1.0, BOUND_NONE, 1.0, np.zeros(2), 0.0, 1.0, grad, hess)
+        cfg = settings(METRICS["ndcg"].code, 9, 0.0, 1.0, 0, False, 0.01, False, 0, False, 0, 1.0, BOUND_NONE)
+        list_gradients(np.array([0.3, 0.2, 0.1]), lab, cfg, 1.0, np.zeros(2), 0.0, 1.0, grad, hess)
     with pytest.raises(ValueError, match="unknown metric code"):
         M.metric_value(99, 0, 0.0, lab, lab, lab, np.arange(4), 0, 0.0)
     with pytest.raises(ValueError, match="'auc' has no LambdaRank swap delta; objectives exist for"):
@@ -163,7 +164,15 @@ def _objective_name(rec) -> str:
 @pytest.fixture
 def twins():
     """Every family with a swap delta registered again under a new name, ``<name>_twin``, with
-    its record's kernel code and fields: a new metric that reuses an existing definition."""
+    its record's kernel code and fields: a new metric that reuses an existing definition.
+
+    The modules whose public tables (``DELTA_METRICS``, ``DELTAS``) are snapshots of the record
+    taken at import are imported first, so the twins never leak into them whatever the test order."""
+    import importlib.util
+
+    import gbrank.lambdas  # noqa: F401
+    if importlib.util.find_spec("torch") is not None:
+        import gbrank.torch  # noqa: F401
     added = {}
     try:
         for rec in list(with_delta().values()):

@@ -1,4 +1,4 @@
-"""The sampled-metric correction family (gbrank/bench/_mf_correction.py): the bias-variance
+"""The sampled-metric correction family (gbrank/bench/mf/_correction.py): the bias-variance
 tables against brute-force minimisation of their definition over enumerated samples, the
 gamma limits, the rank mapping against its definition, the unbiased end in a simulation,
 and the study's numbers against a hand-computed example."""
@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gbrank.bench._mf_correction import (bias_variance_table, corrected_metrics, correction_study, estimated_metrics,
-                                         hypergeometric_matrix, rank_mapped_metrics)
+from gbrank.bench.mf._correction import (bias_variance_table, corrected_metrics, correction_study, estimated_metrics,
+                                        hypergeometric_matrix, rank_mapped_metrics)
 
 METRICS = ["ndcg", "ndcg@1", "ndcg@5", "ap", "rr", "nrbp@0.8", "auc"]
 

@@ -14,7 +14,7 @@ import xgboost as xgb
 
 from gbrank.backends import LightGBMObjective, XGBoostObjective
 from gbrank.lambdas import LambdaObjective
-from gbrank.lambdas import _kernel
+from gbrank.lambdas import _kernels
 from gbrank.lambdas._deltas import delta_codes
 from gbrank.lambdas._objective import GAINS, HESSIANS
 
@@ -32,9 +32,9 @@ def _general_loop(obj, scores, labels, ptr):
     """The kernel called directly with the objective's hessian code, bypassing the
     wrapper's remapping (the same argument types as the wrapper passes, so no new
     specialisation is compiled)."""
-    f64 = _kernel._c_float64
+    f64 = _kernels._c_float64
     bound, scale, cdf, x0, x1 = obj._bounding_arrays(labels, ptr)
-    return _kernel._all_gradients(
+    return _kernels._all_gradients(
         f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), *map(int, delta_codes(obj.metric)),
         float(obj.kernel_parameter(labels)), float(obj.sigma), int(obj.truncation or 0),
         bool(obj.score_normalization), float(obj.score_normalization_eps), bool(obj.list_normalization),

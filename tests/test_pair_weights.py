@@ -193,7 +193,7 @@ def test_the_generic_pair_loop_with_plain_weights_equals_todays_kernel(obj):
     """The new kernel's generic loop (the one noise and "mean" use), fed the plain weights at
     the unperturbed positions, gives today's gradients."""
     from gbrank.lambdas._deltas import delta_codes
-    from gbrank.lambdas._kernel import HESS_LIGHTGBM, HESS_XGBOOST
+    from gbrank.lambdas._kernels import HESS_LIGHTGBM, HESS_XGBOOST
     from gbrank.lambdas._pairweights import weighted_gradients
     from gbrank.metrics import GAINS
 
@@ -388,7 +388,7 @@ def test_mean_pairs_fast_loop_equals_the_generic_loop_on_the_same_draws(metric, 
     """The vectorised ``mean`` loop (plain delta, product and prefix forms) against the
     generic pair loop on the same partners, list by list: the same pairs, g, h and S."""
     from gbrank.lambdas._deltas import delta_codes
-    from gbrank.lambdas._kernel import exp_ratios, ranked_list
+    from gbrank.lambdas._kernels import EXP_RATIO, exp_ratios, ranked_list
     from gbrank.lambdas._pairweights import PAIRS_MEAN, W_DELTA, _pairs_generic, _pairs_mean
     from gbrank.metrics import GAINS
 
@@ -404,10 +404,10 @@ def test_mean_pairs_fast_loop_equals_the_generic_loop_on_the_same_draws(metric, 
             continue
         partners, _ = sample_partners(lab, per_doc, np.uint64(list_state(np.uint64(5), np.uint64(6), int(n))))
         g0, h0, g1, h1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-        total0 = _pairs_generic(PAIRS_MEAN, partners, per_doc, form, W_DELTA, s, lab, e, np.arange(n), aux, norm,
-                                first, second, np.zeros(1), 0.0, 0, sigma, by_score, 0.01, hess, False, False, g0, h0)
-        total1 = _pairs_mean(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, 0.01, hess, metric != "ap",
-                             g1, h1)
+        total0 = _pairs_generic((PAIRS_MEAN, partners, per_doc), form, W_DELTA, (s, lab, e, aux), (norm, first, second),
+                                (np.arange(n), np.zeros(1), 0.0), 0, (sigma, 0.01), (g0, h0), by_score, hess, EXP_RATIO)
+        total1 = _pairs_mean(partners, per_doc, (s, lab, e, aux), norm, sigma, 0.01, (g1, h1), metric != "ap", by_score,
+                             hess)
         np.testing.assert_allclose(total1, total0, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(g1, g0, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(h1, h0, rtol=1e-12, atol=1e-15)

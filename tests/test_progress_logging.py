@@ -54,7 +54,8 @@ def test_torch_training_logs_epochs_and_draws_no_bar(caplog, capsys):
 def test_bench_progress_lines_go_to_the_bench_logger(caplog):
     import inspect
 
-    from gbrank.bench import _letor, _mf
+    import gbrank.bench.letor._bench as _letor
+    import gbrank.bench.mf._bench as _mf
 
     # without a writer (the CLI passes its own print), run_letor and run_mf log at INFO
     for run in (_letor.run_letor, _mf.run_mf):

@@ -90,8 +90,8 @@ def test_the_bench_runs_of_a_fold_train_the_models_of_per_run_construction():
     test scores of runs that each build their own sets."""
     pytest.importorskip("lightgbm")
     pytest.importorskip("xgboost")
-    from gbrank.bench._letor_plan import GROUPS, REGISTRY
-    from gbrank.bench._letor_run import train_one
+    from gbrank.bench.letor._plan import GROUPS, REGISTRY
+    from gbrank.bench.letor._run import train_one
     from gbrank.datasets import LetorFold, LetorSplit
 
     train, vali = _fold()

@@ -4,14 +4,16 @@
 calling convention.  Importing this package imports no library; each ``_x`` module imports
 library x only inside the functions that train and predict."""
 
-from ._catboost import CatBoostMetric
+from ._calls import call_objective
+from ._catboost import CatBoostMetric, refuse_python_objective
 from ._common import MetricCallback, ptr_from_sizes
 from ._lightgbm import LGBMRankerObjective, LightGBMMetric, LightGBMObjective
 from ._record import SETTINGS, Backend
 from ._registry import BACKENDS, get_backend
 from ._shared import free_shared_datasets, shared_datasets
-from ._xgboost import XGBoostMetric, XGBoostObjective, xgboost_early_stopping, xgboost_params
+from ._xgboost import XGBoostMetric, XGBoostObjective, dmatrix_lists, xgboost_early_stopping, xgboost_params
 
 __all__ = ["Backend", "BACKENDS", "get_backend", "SETTINGS", "LightGBMObjective", "LGBMRankerObjective",
            "LightGBMMetric", "XGBoostObjective", "XGBoostMetric", "CatBoostMetric", "MetricCallback",
-           "ptr_from_sizes", "xgboost_early_stopping", "xgboost_params", "shared_datasets", "free_shared_datasets"]
+           "ptr_from_sizes", "call_objective", "refuse_python_objective", "dmatrix_lists",
+           "xgboost_early_stopping", "xgboost_params", "shared_datasets", "free_shared_datasets"]

@@ -116,3 +116,14 @@ CATBOOST = Backend(
                 "LambdaMart:metric=MRR"),
     gbrank_objectives=False, tree_size="max_depth", importance=importance_catboost,
 )
+
+
+def refuse_python_objective(objective):
+    """CatBoost's hook for a Python objective (``calc_ders_range``), refused with the ways that
+    work: CatBoost hands a custom objective no query ids (and ``CatBoostRanker`` takes only its
+    own losses), so a gbrank objective cannot train there."""
+    raise TypeError(
+        f"CatBoost passes a Python objective no query groups, so a gbrank {type(objective).__name__} cannot train "
+        "there; train it with LightGBM or XGBoost (GBRanker(objective=obj, backend='lightgbm'), "
+        "lightgbm.train, xgboost.train(obj=obj)) or use CatBoost's own ranking losses, e.g. "
+        "GBRanker('catboost:YetiRank', backend='catboost')")

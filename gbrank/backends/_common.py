@@ -67,3 +67,15 @@ def check_library_object(obj, methods: tuple[str, ...], expected: str, adapter: 
     if not all(callable(getattr(obj, m, None)) for m in methods):
         raise TypeError(f"{adapter} expects {expected} as its second argument, got {type(obj).__name__}; "
                         "pass the adapter to the library's train function rather than calling it directly")
+
+
+class ObjectiveAdapter:
+    """Base of the objective adapters: wraps a gbrank objective (checked), shown as
+    ``Adapter(objective)``; stateless, so a library's deep copy of its params is harmless.
+    Each subclass's ``__call__`` is one library's convention."""
+
+    def __init__(self, objective):
+        self.objective = check_objective(objective, type(self).__name__)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.objective!r})"

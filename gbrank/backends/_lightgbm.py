@@ -4,12 +4,37 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import MetricCallback, check_library_object, check_objective, ptr_from_sizes
+from ._common import MetricCallback, ObjectiveAdapter, check_library_object, ptr_from_sizes
 from ._record import Backend
 from ._shared import shared_or_built
 
 
-class LightGBMObjective:
+def is_dataset(obj) -> bool:
+    """``obj`` looks like a ``lightgbm.Dataset`` (has ``get_group`` and ``get_label``)."""
+    return callable(getattr(obj, "get_group", None)) and callable(getattr(obj, "get_label", None))
+
+
+def dataset_lists(dataset, adapter: str) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, query boundaries) of a ``lightgbm.Dataset``, the boundaries from its group sizes
+    (``get_group()``); ``ValueError`` when it has none."""
+    check_library_object(dataset, ("get_group", "get_label"), "a lightgbm.Dataset", adapter)
+    return dataset.get_label(), ptr_from_sizes(dataset.get_group())
+
+
+def dataset_gradients(objective, preds, train_set, adapter: str = "LightGBMObjective"):
+    """``lightgbm.train``'s convention, ``params["objective"](preds, train_set)``: groups from
+    ``train_set.get_group()``, one weight per row."""
+    labels, ptr = dataset_lists(train_set, adapter)
+    return objective.gradients(preds, labels, ptr, train_set.get_weight())
+
+
+def ranker_gradients(objective, y_true, y_pred, weight, group):
+    """``lightgbm.LGBMRanker``'s convention, ``objective(y_true, y_pred, weight, group)``
+    (it passes ``group`` only to a callable with exactly four positional parameters)."""
+    return objective.gradients(y_pred, y_true, ptr_from_sizes(group), weight)
+
+
+class LightGBMObjective(ObjectiveAdapter):
     """A gbrank objective as LightGBM's native callable objective.
 
     Use as ``params["objective"] = LightGBMObjective(obj)`` with ``lightgbm.train``;
@@ -22,31 +47,17 @@ class LightGBMObjective:
     >>> params = {"objective": LightGBMObjective(gbrank.LambdaObjective("nrbp@0.95"))}
     """
 
-    def __init__(self, objective):
-        self.objective = check_objective(objective, "LightGBMObjective")
-
     def __call__(self, preds, train_set):
-        check_library_object(train_set, ("get_group", "get_label"), "a lightgbm.Dataset", "LightGBMObjective")
-        ptr = ptr_from_sizes(train_set.get_group())
-        return self.objective.gradients(preds, train_set.get_label(), ptr, train_set.get_weight())
-
-    def __repr__(self):
-        return f"LightGBMObjective({self.objective!r})"
+        return dataset_gradients(self.objective, preds, train_set)
 
 
-class LGBMRankerObjective:
+class LGBMRankerObjective(ObjectiveAdapter):
     """A gbrank objective as the four-argument callable that ``lightgbm.LGBMRanker``
     accepts: ``(y_true, y_pred, weight, group)`` (LGBMRanker passes ``group`` only to a
     callable with exactly four positional parameters)."""
 
-    def __init__(self, objective):
-        self.objective = check_objective(objective, "LGBMRankerObjective")
-
     def __call__(self, y_true, y_pred, weight, group):
-        return self.objective.gradients(y_pred, y_true, ptr_from_sizes(group), weight)
-
-    def __repr__(self):
-        return f"LGBMRankerObjective({self.objective!r})"
+        return ranker_gradients(self.objective, y_true, y_pred, weight, group)
 
 
 class LightGBMMetric(MetricCallback):
@@ -62,8 +73,8 @@ class LightGBMMetric(MetricCallback):
     def __call__(self, preds_or_labels, eval_data_or_preds, weight=None, group=None):
         second = eval_data_or_preds
         if callable(getattr(second, "get_group", None)):  # lightgbm.train's feval(preds, eval_data)
-            check_library_object(second, ("get_group", "get_label"), "a lightgbm.Dataset", "LightGBMMetric")
-            return self.values(preds_or_labels, second.get_label(), ptr_from_sizes(second.get_group()))
+            labels, ptr = dataset_lists(second, "LightGBMMetric")
+            return self.values(preds_or_labels, labels, ptr)
         if group is None:
             raise TypeError("LightGBMMetric needs query groups: pass it as lightgbm.train(feval=...) with a "
                             "Dataset built with group=sizes, or as LGBMRanker(...).fit(X, y, group=sizes, "

@@ -11,38 +11,45 @@ import warnings
 
 import numpy as np
 
-from ._common import MetricCallback, check_library_object, check_objective
+from ._common import MetricCallback, ObjectiveAdapter, check_library_object
 from ._record import Backend
 from ._shared import shared_or_built
 
 
-def _group_ptr(dmatrix, adapter: str = "XGBoostObjective") -> np.ndarray:
+def dmatrix_lists(dmatrix, adapter: str = "XGBoostObjective") -> tuple[np.ndarray, np.ndarray]:
+    """(labels, query boundaries) of an ``xgboost.DMatrix``: the boundaries from
+    ``get_uint_info("group_ptr")``; ``ValueError`` when it has no query groups."""
     check_library_object(dmatrix, ("get_uint_info", "get_label"), "an xgboost.DMatrix", adapter)
     ptr = dmatrix.get_uint_info("group_ptr").astype(np.int64)
     if len(ptr) < 2:
         raise ValueError("the DMatrix has no query groups; build it with qid=... or call set_group(sizes)")
-    return ptr
+    return dmatrix.get_label(), ptr
 
 
-class XGBoostObjective:
+def is_dmatrix(obj) -> bool:
+    """``obj`` looks like an ``xgboost.DMatrix`` (has ``get_uint_info``)."""
+    return callable(getattr(obj, "get_uint_info", None))
+
+
+def dmatrix_gradients(objective, predt, dtrain, adapter: str = "XGBoostObjective"):
+    """``xgboost.train(obj=...)``'s convention, ``obj(predt, dtrain)``: groups from
+    ``get_uint_info("group_ptr")``, one weight per query; returns arrays of shape (n, 1)."""
+    labels, ptr = dmatrix_lists(dtrain, adapter)
+    w = dtrain.get_weight()
+    if len(w) and len(w) != len(ptr) - 1:
+        raise ValueError(f"the DMatrix has {len(w)} weights for {len(ptr) - 1} queries; XGBoost's ranking "
+                         "weights are one per query (set_weight(query_weights)), not one per row")
+    grad, hess = objective.gradients(predt, labels, ptr, w if len(w) else None)
+    return grad.reshape(-1, 1), hess.reshape(-1, 1)
+
+
+class XGBoostObjective(ObjectiveAdapter):
     """A gbrank objective as ``xgboost.train(obj=...)``: ``(predt, dtrain) -> (grad, hess)``
     with shape (n, 1).  Query weights (``dtrain.set_weight`` with one weight per query)
     multiply the query's g and h."""
 
-    def __init__(self, objective):
-        self.objective = check_objective(objective, "XGBoostObjective")
-
     def __call__(self, predt, dtrain):
-        ptr = _group_ptr(dtrain)
-        w = dtrain.get_weight()
-        if len(w) and len(w) != len(ptr) - 1:
-            raise ValueError(f"the DMatrix has {len(w)} weights for {len(ptr) - 1} queries; XGBoost's ranking "
-                             "weights are one per query (set_weight(query_weights)), not one per row")
-        grad, hess = self.objective.gradients(predt, dtrain.get_label(), ptr, w if len(w) else None)
-        return grad.reshape(-1, 1), hess.reshape(-1, 1)
-
-    def __repr__(self):
-        return f"XGBoostObjective({self.objective!r})"
+        return dmatrix_gradients(self.objective, predt, dtrain)
 
 
 class XGBoostMetric(MetricCallback):
@@ -50,8 +57,8 @@ class XGBoostMetric(MetricCallback):
     Pass ``maximize=True`` to ``xgboost.train`` when early stopping on it."""
 
     def __call__(self, predt, dmatrix):
-        ptr = _group_ptr(dmatrix, "XGBoostMetric")
-        vals = self.values(np.asarray(predt).reshape(-1), dmatrix.get_label(), ptr)
+        labels, ptr = dmatrix_lists(dmatrix, "XGBoostMetric")
+        vals = self.values(np.asarray(predt).reshape(-1), labels, ptr)
         return [(name, value) for name, value, _ in vals]
 
 

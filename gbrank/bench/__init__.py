@@ -1,18 +1,26 @@
 """Benchmarks: train several contenders under one protocol and write one report.
 
-* ``gbrank bench letor`` (:func:`prepare_letor`, :func:`run_letor`): LETOR folds, the
-  libraries' own ranking objectives (every backend record's) against gbrank's lambda
-  objectives and their bounded forms.  Parts: ``_letor_plan.py`` (contenders, arguments,
-  folds), ``_letor_run.py`` (one run), ``_letor.py`` (the benchmark).
-* ``gbrank bench mf`` (:func:`prepare_mf`, :func:`run_mf`): the recommendation protocol of
-  Li et al. 2021 with gbrank's MF.  Parts: ``_mf_plan.py``, ``_mf_run.py``, ``_mf.py``,
-  ``_mf_report.py`` (its summary and findings), ``_mf_correction.py``.
-* Shared by both: ``_store.py`` (the run store: cache keys, versions, atomic writes, one lock
-  per run), ``_pool.py`` (the process pool) and ``_report.py`` (the report every benchmark
-  writes from a tidy per-query table, :func:`write_report`, with the plots of ``_plots.py``).
+One room per benchmark, and a shared core:
 
-The top layer of gbrank: it may import every other sub-package.  This ``__init__`` imports
-nothing heavy; the functions load on first use.  The command line is ``gbrank.cli``.
+* ``bench/letor/``, ``gbrank bench letor`` (:func:`prepare_letor`, :func:`run_letor`): LETOR
+  folds, the libraries' own ranking objectives (every backend record's) against gbrank's
+  lambda objectives and their bounded forms.  ``_plan.py`` (contenders, arguments, folds),
+  ``_run.py`` (one run), ``_tune.py`` (fair tuning), ``_bench.py`` (the benchmark), and its
+  named analyses (``_analyses.py``: ``findings`` in ``_findings.py``, ``paradigm`` in
+  ``_paradigm.py``).
+* ``bench/mf/``, ``gbrank bench mf`` (:func:`prepare_mf`, :func:`run_mf`): the recommendation
+  protocol of Li et al. 2021 with gbrank's MF.  ``_plan.py``, ``_splits.py``, ``_run.py``,
+  ``_baselines.py``, ``_select.py``, ``_correction.py``, ``_report.py`` (its summary),
+  ``_bench.py``, and its named analysis (``_analyses.py``: ``paper`` in ``_paper.py``).
+* The core, shared by both and importing neither: ``_store.py`` (the run store: cache keys,
+  versions, atomic writes, one lock per run), ``_pool.py`` (the process pool), ``_report.py``
+  (the report every benchmark writes from a tidy per-query table, :func:`write_report`, with
+  the plots of ``_plots.py``) and ``_analyses.py`` (named analyses: what a report adds only
+  when asked, ``--analyses``; :data:`LETOR_ANALYSES`, :data:`MF_ANALYSES`).
+
+The two rooms do not import each other (``tests/test_layering.py``).  The top layer of gbrank:
+it may import every other sub-package.  This ``__init__`` imports nothing heavy; the names
+load on first use.  The command line is ``gbrank.cli``.
 """
 
 from importlib import import_module as _import_module
@@ -20,14 +28,20 @@ from importlib import import_module as _import_module
 _LAZY = {
     "write_report": "gbrank.bench._report:write_report",
     "environment": "gbrank.bench._report:environment",
-    "prepare_letor": "gbrank.bench._letor:prepare_letor",
-    "run_letor": "gbrank.bench._letor:run_letor",
-    "write_findings": "gbrank.bench._letor_findings:write_findings",
-    "write_paradigm": "gbrank.bench._letor_paradigm:write_paradigm",
-    "contender_listing": "gbrank.bench._letor:contender_listing",
-    "prepare_mf": "gbrank.bench._mf:prepare_mf",
-    "run_mf": "gbrank.bench._mf:run_mf",
     "RunStore": "gbrank.bench._store:RunStore",
+    "Analysis": "gbrank.bench._analyses:Analysis",
+    "prepare_letor": "gbrank.bench.letor._bench:prepare_letor",
+    "run_letor": "gbrank.bench.letor._bench:run_letor",
+    "contender_listing": "gbrank.bench.letor._bench:contender_listing",
+    "write_findings": "gbrank.bench.letor._findings:write_findings",
+    "write_paradigm": "gbrank.bench.letor._paradigm:write_paradigm",
+    "LETOR_ANALYSES": "gbrank.bench.letor._analyses:ANALYSES",
+    "LETOR_ANALYSES_DEFAULT": "gbrank.bench.letor._analyses:PRESET_TEXT",
+    "prepare_mf": "gbrank.bench.mf._bench:prepare_mf",
+    "run_mf": "gbrank.bench.mf._bench:run_mf",
+    "MF_ANALYSES": "gbrank.bench.mf._analyses:ANALYSES",
+    "MF_ANALYSES_DEFAULT": "gbrank.bench.mf._analyses:PRESET_TEXT",
+    "analyses_help": "gbrank.bench._analyses:analyses_help",
 }
 
 

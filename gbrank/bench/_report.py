@@ -319,12 +319,12 @@ def write_report(per_query: pd.DataFrame, out_dir, *, baseline: str, metrics: li
     drawn, plot_note = [], None
     if plots:
         try:
-            from . import _plots
+            from ._plots import draw_all
         except ImportError as exc:  # pragma: no cover - matplotlib missing
             plot_note = f"plots skipped: {exc}; install matplotlib (pip install 'gbrank[plot]')"
         else:
             chosen = list(highlight) if highlight is not None else default_highlight(summary)
-            drawn = _plots.draw_all(per_query, summary, out, highlight=chosen, title=title, unit=UNITS[unit])
+            drawn = draw_all(per_query, summary, out, highlight=chosen, title=title, unit=UNITS[unit])
     files = [PER_QUERY_FILE, "config.json", "summary.json", "summary.md", *drawn]
     doc = {"title": title, "unit": unit, "conventions": dict(conventions), "notes": list(notes), "files": files,
            **summary}

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_choice, check_labels, first_infinite
 from ..backends import get_backend
-from ..estimators import GBRanker, resolve_objective
+from ..estimators import GBRanker, resolve_objective, store_init_params
 from ..lambdas import GRADIENT_OBJECTIVES
 from ._evaluate import evaluate
 from ._lightgbm import train_lightgbm_dask
@@ -73,23 +73,7 @@ class DaskGBRanker(BaseEstimator):
                  colsample_bytree=1.0, reg_lambda=0.0, eval_metric="ndcg@10",
                  early_stopping_rounds=None, random_state=None, backend_params=None,
                  verbose=False, client=None, timeout=None):
-        self.objective = objective
-        self.backend = backend
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.num_leaves = num_leaves
-        self.max_depth = max_depth
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.reg_lambda = reg_lambda
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.random_state = random_state
-        self.backend_params = backend_params
-        self.verbose = verbose
-        self.client = client
-        self.timeout = timeout
+        store_init_params(self, locals())
 
     def _local_twin(self) -> GBRanker:
         """The single-machine estimator with the same settings (one definition of the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import MetricCallback, xgboost_early_stopping, xgboost_params
+from ..backends import MetricCallback, dmatrix_lists, xgboost_early_stopping, xgboost_params
 from ..evaluation import evaluate
 
 
@@ -28,9 +28,9 @@ class GlobalXGBoostMetric(MetricCallback):
         names = [str(s) for s in self.specs]
         local = np.zeros(len(names) + 1)
         if dmatrix.num_row() > 0:
-            ptr = dmatrix.get_uint_info("group_ptr").astype(np.int64)
+            labels, ptr = dmatrix_lists(dmatrix, "GlobalXGBoostMetric")
             qid = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-            res = evaluate(dmatrix.get_label(), np.asarray(predt).reshape(-1), qid, self.specs,
+            res = evaluate(labels, np.asarray(predt).reshape(-1), qid, self.specs,
                            **self.evaluate_kwargs)
             local[:-1] = res.per_query[names].sum().to_numpy()
             local[-1] = len(res.per_query)

@@ -374,7 +374,8 @@ def load_interactions(path_or_name: str | os.PathLike) -> pd.DataFrame:
     Parameters
     ----------
     path_or_name : str or path-like
-        A dataset name (see ``resolve``), a folder, or a file.
+        A dataset name (see ``resolve``: ``movielens-latest-small``, ``citeulike-a``...), a
+        folder (its ratings file, else its ``users.dat``), or an interaction file.
 
     Returns
     -------

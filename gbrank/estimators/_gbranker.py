@@ -187,6 +187,16 @@ def explain_library_error(err: Exception, label: str, n_rows: int):
     return None
 
 
+def store_init_params(estimator, given: dict) -> None:
+    """scikit-learn's ``__init__`` convention in one place: every parameter of the estimator's
+    ``__init__`` (``given`` is its ``locals()``) stored unchanged as the attribute of its name,
+    nothing validated or derived (``fit`` does that), so ``get_params``, ``set_params`` and
+    ``clone`` round-trip.  Shared by :class:`GBRanker` and ``gbrank.dask.DaskGBRanker``."""
+    for name, value in given.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
 class GBRanker(BaseEstimator):
     """Gradient-boosted ranker trained with a gbrank LambdaRank objective or a built-in one.
 
@@ -264,22 +274,7 @@ class GBRanker(BaseEstimator):
                  colsample_bytree=1.0, reg_lambda=0.0, eval_metric="ndcg@10",
                  early_stopping_rounds=None, random_state=None, n_jobs=None, backend_params=None,
                  verbose=False):
-        self.objective = objective
-        self.backend = backend
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.num_leaves = num_leaves
-        self.max_depth = max_depth
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.colsample_bytree = colsample_bytree
-        self.reg_lambda = reg_lambda
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.backend_params = backend_params
-        self.verbose = verbose
+        store_init_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

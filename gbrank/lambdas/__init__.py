@@ -8,7 +8,7 @@
 * :class:`UnbiasedLambdaObjective`: LambdaRank on clicks with position propensities learned
   with the trees (Unbiased LambdaMART, Hu et al. WWW 2019; XGBoost's ``lambdarank_unbiased``).
 * ``_deltas.py`` (the delta forms, O(1) per pair; twin of ``gbrank/torch/_deltas.py``),
-  ``_kernel.py`` (one list, a parallel loop over lists, the vectorised pair loops).
+  ``_kernels.py`` (one list, a parallel loop over lists, the vectorised pair loops).
 
 Imports ``gbrank.metrics`` and ``gbrank.bounds`` (bounded objectives) of gbrank; the
 backends adapt it to each library.

@@ -235,6 +235,6 @@ list_value = njit(cache=True)(_list_value_template(ANY))
 def metric_kernels(metric_code: int, form_code: int, tag: str):
     """(prepare, delta, list_value) compiled for one metric and its form only: uncached
     variants named with ``tag``, compiled into the kernel that calls them
-    (``_kernel.gradient_kernel``)."""
+    (``_kernels.gradient_kernel``)."""
     return (jit_variant(_prepare_template(metric_code), tag, {}), jit_variant(_delta_template(form_code), tag, {}),
             jit_variant(_list_value_template(metric_code), tag, {}))

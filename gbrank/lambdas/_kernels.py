@@ -31,9 +31,12 @@ from ..bounds import grid_interp
 from .._jit import KernelFamily, compile_notice, jit_variant, kernel_variants
 from ._deltas import (ANY, CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, metric_kernels,
                       prepare, rr_delta)
+from ._settings import DistPoint, bounding, settings
 from ._stack import STACK_DOUBLES, stack_copy
 
 HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
+#: how ``_pair_terms`` forms rho: from the list's e-ratios, an exp per pair, LightGBM's table
+EXP_RATIO, EXP_PAIR, EXP_TABLE = 0, 1, 2
 BOUND_NONE, BOUND_LINEAR, BOUND_DIST = 0, 1, 2
 _TABLE_BINS = 1024 * 1024
 #: about how long an objective's first call compiles with an empty cache (docs/speed.md, "First use")
@@ -94,11 +97,13 @@ def _pair_terms_template(with_dist):
     the variants of objectives without it: ``gradient_kernel``)."""
     ON_DIST = with_dist
 
-    def _pair_terms(dm, d, e_hi, e_lo, sigma, by_score, eps, hess_mode, per_pair_exp, table,
-                    dist, rises, cdf, c, u, fm, one_div=False):
+    def _pair_terms(dm, d, e_hi, e_lo, sigma, eps, dmap, rises, by_score, hess_mode, exp_mode, one_div=False):
         """(lambda, hessian) of one pair with |dM| = dm and score difference d = s_hi - s_lo.
-        With the distribution map the weight is |F~(M +- dm) - F~(M)|, the change of the
-        bounded metric (``rises``: the swap moves the higher label up, so M increases).
+        With the distribution map (``dmap``, a ``DistPoint``; ``None``: none, pruned) the
+        weight is |F~(M +- dm) - F~(M)|, the change of the bounded metric (``rises``: the
+        swap moves the higher label up, so M increases).  ``exp_mode``: rho from the
+        e-ratios (``EXP_RATIO``), from an exp per pair (``EXP_PAIR``) or from LightGBM's
+        table (``EXP_TABLE``).
 
         ``one_div`` (score normalisation, e-ratios, scores spanning < 300 / sigma so that
         S**2 cannot underflow): with S = e_hi + e_lo and W = eps + |d| one reciprocal
@@ -112,12 +117,12 @@ def _pair_terms_template(with_dist):
             if hess_mode == HESS_LIGHTGBM:
                 return lam, sigma * sigma * dm * hq
             return lam, 2.0 * dm * hq
-        if ON_DIST and dist:
-            dm = distribution_delta(dm, rises, cdf, c, u, fm)
+        if ON_DIST and dmap is not None and dmap.on:
+            dm = distribution_delta(dm, rises, dmap.cdf, dmap.c, dmap.u, dmap.fm)
         if by_score:
             dm = dm / (eps + abs(d))
-        if per_pair_exp:
-            rho, q = _rho(d, sigma, table)
+        if exp_mode != EXP_RATIO:
+            rho, q = _rho(d, sigma, exp_mode == EXP_TABLE)
         else:
             inv = 1.0 / (e_hi + e_lo)
             rho = e_lo * inv
@@ -136,25 +141,29 @@ _pair_terms = njit(cache=True, error_model="numpy")(_pair_terms_template(True))
 
 
 @njit(cache=True, error_model="numpy")
-def _linear_pair(dm, li, si, ei, lj, sj, ej, sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm, one_div):
-    """(signed lambda, hessian, lambda) of the pair of rank positions i < j (labels l,
-    scores s, e-ratios e) whose |dM| is ``dm``: the signed lambda is added to g[j] and
-    taken from g[i].  The loops pass item i's values as scalars read once per row, so
-    the stores to g and h cannot force them to be re-read (which would stop the
-    vectorisation)."""
+def _linear_pair(dm, item_i, item_j, sigma, eps, dmap, by_score, hess_mode, one_div):
+    """(signed lambda, hessian, lambda) of the pair of rank positions i < j whose |dM| is
+    ``dm``; ``item_i`` = (label, score, e-ratio) of i, ``item_j`` the same of j: the signed
+    lambda is added to g[j] and taken from g[i].  The loops pass item i's values as scalars
+    read once per row, so the stores to g and h cannot force them to be re-read (which
+    would stop the vectorisation)."""
+    li, si, ei = item_i
+    lj, sj, ej = item_j
     up = li > lj
-    lam, hh = _pair_terms(dm, si - sj if up else sj - si, ei if up else ej, ej if up else ei, sigma,
-                          by_score, eps, hess_mode, False, False, dist, not up, cdf, c, u, fm, one_div)
+    lam, hh = _pair_terms(dm, si - sj if up else sj - si, ei if up else ej, ej if up else ei, sigma, eps, dmap,
+                          not up, by_score, hess_mode, EXP_RATIO, one_div)
     return (lam if up else -lam), hh, lam
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm,
-                 product, g, h, one_div=False):
-    """The pair loop of ``_pairs_linear``; inlined at call sites whose flags are literals,
-    so the compiler drops the branches on them and vectorises the inner loop.  Two things
-    keep it vectorisable: ``error_model="numpy"`` (no zero-division check on each
-    division) and an unsigned inner index (no negative-index wraparound on ``g[j] +=``)."""
+def _linear_loop(ranked, norm, top, sigma, eps, dmap, out, product, by_score, hess_mode, one_div=False):
+    """The pair loop of ``_pairs_linear`` over ``ranked`` = (s, lab, e, aux) of a prepared
+    list, into ``out`` = (g, h); inlined at call sites whose flags are literals, so the
+    compiler drops the branches on them and vectorises the inner loop.  Two things keep it
+    vectorisable: ``error_model="numpy"`` (no zero-division check on each division) and an
+    unsigned inner index (no negative-index wraparound on ``g[j] +=``)."""
+    s, lab, e, aux = ranked
+    g, h = out
     un = np.uint64(s.shape[0])
     total = 0.0
     for i in range(top):
@@ -164,8 +173,8 @@ def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dis
         gi = 0.0
         hi = 0.0
         for j in range(np.uint64(i + 1), un):
-            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), li, si, ei, lab[j], s[j], e[j],
-                                       sigma, by_score, eps, hess_mode, dist, cdf, c, u, fm, one_div)
+            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), (li, si, ei), (lab[j], s[j], e[j]),
+                                       sigma, eps, dmap, by_score, hess_mode, one_div)
             gi -= sl
             hi += hh
             total += 2.0 * lam
@@ -177,14 +186,14 @@ def _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dis
 
 
 @njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, product, g, h):
+def _linear_loop_distribution(ranked, norm, top, sigma, eps, dmap, out, product):
     """``_linear_loop`` for the distribution map (LightGBM's hessian, no score
     normalisation) over a stack copy of the table row: each pair's weight is a lookup (a
     gather), which the compiler vectorises beside the stores to g and h only when it can
     tell the table apart from them (``_stack``).  Not ``inline="always"``: numba's
     IR-level inlining of this loop stops the vectorisation, LLVM's own inlining does not."""
-    return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, True, stack_copy(cdf),
-                        c, u, fm, product, g, h)
+    return _linear_loop(ranked, norm, top, sigma, eps, DistPoint(True, stack_copy(dmap.cdf), dmap.c, dmap.u, dmap.fm),
+                        out, product, False, HESS_LIGHTGBM)
 
 
 def _pairs_linear_template(form_code, bound_code, lean):
@@ -197,35 +206,30 @@ def _pairs_linear_template(form_code, bound_code, lean):
     ON_BY_SCORE = not lean
     ON_GENERAL = not lean or ON_DIST
 
-    def _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
-                      fm, product, g, h):
+    def _pairs_linear(ranked, norm, top, sigma, by_score, eps, hess_mode, dmap, product, out):
         """nDCG, nRBP, AP: every pair (i < top, j > i), branch-free; a pair of equal labels
         has |dM| = 0 and adds nothing.  The common settings get their own compiled loop
         (literal flags); anything else runs the general one.  Returns S."""
-        if ON_DIST and hess_mode == HESS_LIGHTGBM and dist and not by_score and cdf.shape[0] <= STACK_DOUBLES:
+        s = ranked[0]
+        if ON_DIST and hess_mode == HESS_LIGHTGBM and dmap.on and not by_score and \
+                dmap.cdf.shape[0] <= STACK_DOUBLES:
             if ON_PRODUCT and product:
-                return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, True, g, h)
+                return _linear_loop_distribution(ranked, norm, top, sigma, eps, dmap, out, True)
             if ON_PREFIX and not product:
-                return _linear_loop_distribution(s, lab, e, aux, norm, top, sigma, eps, cdf, c, u, fm, False, g, h)
-        if ON_PLAIN and not dist and hess_mode == HESS_LIGHTGBM:
+                return _linear_loop_distribution(ranked, norm, top, sigma, eps, dmap, out, False)
+        if ON_PLAIN and not dmap.on and hess_mode == HESS_LIGHTGBM:
             if ON_PRODUCT and ON_BY_SCORE and product and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
-                return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                    c, u, fm, True, g, h, True)
+                return _linear_loop(ranked, norm, top, sigma, eps, None, out, True, True, HESS_LIGHTGBM, True)
             if ON_PRODUCT and ON_BY_SCORE and product and by_score:
-                return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                    c, u, fm, True, g, h)
+                return _linear_loop(ranked, norm, top, sigma, eps, None, out, True, True, HESS_LIGHTGBM)
             if ON_PRODUCT and product:
-                return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
-                                    c, u, fm, True, g, h)
+                return _linear_loop(ranked, norm, top, sigma, eps, None, out, True, False, HESS_LIGHTGBM)
             if ON_PREFIX and ON_BY_SCORE and by_score:
-                return _linear_loop(s, lab, e, aux, norm, top, sigma, True, eps, HESS_LIGHTGBM, False, cdf,
-                                    c, u, fm, False, g, h)
+                return _linear_loop(ranked, norm, top, sigma, eps, None, out, False, True, HESS_LIGHTGBM)
             if ON_PREFIX:
-                return _linear_loop(s, lab, e, aux, norm, top, sigma, False, eps, HESS_LIGHTGBM, False, cdf,
-                                    c, u, fm, False, g, h)
+                return _linear_loop(ranked, norm, top, sigma, eps, None, out, False, False, HESS_LIGHTGBM)
         if ON_GENERAL:
-            return _linear_loop(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf, c, u,
-                                fm, product, g, h)
+            return _linear_loop(ranked, norm, top, sigma, eps, dmap, out, product, by_score, hess_mode)
         raise ValueError("_pairs_linear: settings outside this variant's")
 
     return _pairs_linear
@@ -250,12 +254,15 @@ def _pairs_sparse_template(form_code):
     """``_pairs_sparse`` for one swap-delta form (``ANY``: any form)."""
     FORM = form_code
 
-    def _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
-                      hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h):
+    def _pairs_sparse(form, ranked, ref, top, sigma, eps, dmap, out, by_score, hess_mode, exp_mode):
         """Any metric, exp (or LightGBM's table) per pair, skipping pairs of zero delta: the
-        path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  Returns S."""
+        path for ``sigmoid_table`` and for lists whose scores span > 700 / sigma.  ``ranked``
+        = (s, lab, e, aux), ``ref`` = (norm, first, second) of the prepared list.  Returns S."""
         if FORM != ANY and form != FORM:
             raise ValueError("_pairs_sparse: called with another form than its variant's")
+        s, lab, e, aux = ranked
+        norm, first, second = ref
+        g, h = out
         n = s.shape[0]
         total = 0.0
         for i in range(top):
@@ -271,8 +278,8 @@ def _pairs_sparse_template(form_code):
                     hi, lo = i, j
                 else:
                     hi, lo = j, i
-                lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
-                                      per_pair_exp, table, dist, hi > lo, cdf, c, u, fm)
+                lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, eps, dmap, hi > lo, by_score,
+                                      hess_mode, exp_mode)
                 total += _add_pair(g, h, hi, lo, lam, hh)
         return total
 
@@ -283,11 +290,13 @@ _pairs_sparse = njit(cache=True)(_pairs_sparse_template(ANY))
 
 
 @njit(cache=True)
-def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode, dist, cdf,
-              c, u, fm, g, h):
+def _pairs_rr(ranked, ref, top, sigma, eps, dmap, out, by_score, hess_mode):
     """RR: only pairs that move the first relevant item have a delta, so visit just those:
     (first, any non-relevant j below it) and (non-relevant i above it, any relevant j).
-    Returns S."""
+    Arguments as ``_pairs_sparse``'s.  Returns S."""
+    s, lab, e, aux = ranked
+    norm, first, second = ref
+    g, h = out
     n = s.shape[0]
     rel = aux[2]
     total = 0.0
@@ -297,8 +306,8 @@ def _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, he
                 continue
             dm = rr_delta(aux, i, j, norm, first, second)
             hi, lo = (i, j) if i == first else (j, i)
-            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode,
-                                  False, False, dist, hi > lo, cdf, c, u, fm)
+            lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, eps, dmap, hi > lo, by_score, hess_mode,
+                                  EXP_RATIO)
             total += _add_pair(g, h, hi, lo, lam, hh)
     return total
 
@@ -334,6 +343,24 @@ def exp_ratios(s, sigma, table):
     return e, per_pair_exp
 
 
+@njit(cache=True, inline="always")
+def list_factor(list_norm, total):
+    """The list normalisation's factor log2(1 + S) / S of a list's g and h (S = ``total``,
+    the sum over its pairs of 2 lambda); 1 without it or when S = 0."""
+    if list_norm and total > 0.0:
+        return math.log2(1.0 + total) / total
+    return 1.0
+
+
+@njit(cache=True, inline="always")
+def scatter(order, g, h, factor, grad, hess):
+    """A list's g and h (rank order) times ``factor`` into ``grad`` and ``hess`` (input
+    order: position r is row ``order[r]``)."""
+    for r in range(order.shape[0]):
+        grad[order[r]] = g[r] * factor
+        hess[order[r]] = h[r] * factor
+
+
 def _list_gradients_template(metric_code, form_code, bound_code, lean):
     """``list_gradients`` for one metric, its form and one bounding (``ANY``: read from the
     arguments), ``lean``: for LightGBM's hessian without score normalisation only.  The
@@ -345,19 +372,22 @@ def _list_gradients_template(metric_code, form_code, bound_code, lean):
     KEY = (metric_code, form_code, bound_code)
     LEAN = lean
 
-    def list_gradients(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
-                       hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
-        """Gradients and hessians of one list, written into ``grad`` and ``hess``.
+    def list_gradients(scores, labels, cfg, scale, cdf, x0, x1, grad, hess):
+        """Gradients and hessians of one list, written into ``grad`` and ``hess``; ``cfg`` is
+        the call's ``_settings.Settings``.
 
-        ``metric`` is the metric's kernel code and ``form`` its swap-delta form code
+        ``cfg.metric`` is the metric's kernel code and ``cfg.form`` its swap-delta form code
         (``_deltas.delta_codes``); an unknown code or form raises.
 
         Bounding: ``BOUND_LINEAR`` multiplies every delta by ``scale`` (1 / (max - min),
         1 / E or 1 / (max - E); 0 for a list that cannot be bounded); ``BOUND_DIST`` replaces
         it by the change of the smoothed CDF ``cdf`` (tabulated over [x0, x1]) between the
         list's current metric value and the value after the swap."""
+        metric, form, bound_code, hess_mode = cfg.metric, cfg.form, cfg.bound_code, cfg.hess_mode
+        sigma, eps = cfg.sigma, cfg.eps
         if (KEY[0] != ANY and metric != KEY[0]) or (KEY[1] != ANY and form != KEY[1]) or \
-                (KEY[2] != ANY and bound_code != KEY[2]) or (LEAN and (hess_mode != HESS_LIGHTGBM or score_norm)):
+                (KEY[2] != ANY and bound_code != KEY[2]) or \
+                (LEAN and (hess_mode != HESS_LIGHTGBM or cfg.score_norm)):
             raise ValueError("list_gradients: called with other settings than its variant's")
         n = scores.shape[0]
         for r in range(n):
@@ -365,41 +395,36 @@ def _list_gradients_template(metric_code, form_code, bound_code, lean):
             hess[r] = 0.0
         if n < 2:
             return
-        order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
-                                                                             threshold, p, trunc, score_norm)
+        order, s, lab, aux, norm, first, second, by_score, top = ranked_list(
+            scores, labels, metric, cfg.gain_code, cfg.threshold, cfg.p, cfg.trunc, cfg.score_norm)
         dist = bound_code == BOUND_DIST
         c = u = fm = 0.0
         if ON_DIST and dist:
             if x1 <= x0:
                 return
-            c, u, fm = distribution_setup(cdf, x0, x1, list_value(metric, aux, norm, p))
+            c, u, fm = distribution_setup(cdf, x0, x1, list_value(metric, aux, norm, cfg.p))
         elif ON_SCALE and bound_code == BOUND_LINEAR:
             norm *= scale
         if norm == 0.0:
             return
         g = np.zeros(n)
         h = np.zeros(n)
-        e, per_pair_exp = exp_ratios(s, sigma, table)
+        e, per_pair_exp = exp_ratios(s, sigma, cfg.table)
+        ranked = (s, lab, e, aux)
+        ref = (norm, first, second)
+        dmap = DistPoint(dist, cdf, c, u, fm)
         if per_pair_exp:
-            total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score,
-                                  eps, hess_mode, per_pair_exp, table, dist, cdf, c, u, fm, g, h)
+            total = _pairs_sparse(form, ranked, ref, top, sigma, eps, dmap, (g, h), by_score, hess_mode,
+                                  EXP_TABLE if cfg.table else EXP_PAIR)
         elif ON_FIRST and form == FIRST:
-            total = _pairs_rr(s, lab, e, aux, norm, first, second, top, sigma, by_score, eps, hess_mode,
-                              dist, cdf, c, u, fm, g, h)
+            total = _pairs_rr(ranked, ref, top, sigma, eps, dmap, (g, h), by_score, hess_mode)
         elif ON_LINEAR and (form == PRODUCT or form == PREFIX):
-            total = _pairs_linear(s, lab, e, aux, norm, top, sigma, by_score, eps, hess_mode, dist, cdf,
-                                  c, u, fm, form == PRODUCT, g, h)
+            total = _pairs_linear(ranked, norm, top, sigma, by_score, eps, hess_mode, dmap, form == PRODUCT, (g, h))
         elif ON_CASCADE and form == CASCADE:  # no linear form: the general loop, one O(1) delta per pair
-            total = _pairs_sparse(form, s, lab, e, aux, norm, first, second, top, sigma, by_score, eps,
-                                  hess_mode, False, False, dist, cdf, c, u, fm, g, h)
+            total = _pairs_sparse(form, ranked, ref, top, sigma, eps, dmap, (g, h), by_score, hess_mode, EXP_RATIO)
         else:
             raise ValueError("list_gradients: unknown swap-delta form")
-        factor = 1.0
-        if list_norm and total > 0.0:
-            factor = math.log2(1.0 + total) / total
-        for r in range(n):
-            grad[order[r]] = g[r] * factor
-            hess[order[r]] = h[r] * factor
+        scatter(order, g, h, list_factor(cfg.list_norm, total), grad, hess)
 
     return list_gradients
 
@@ -421,10 +446,9 @@ def all_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm
     floating point; ``tests/test_objective_calls.py`` checks the two ways agree."""
     f64 = _c_float64
     mode, factor = kernel_hessian(hess_mode, sigma)
-    grad, hess = _all_gradients(f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric),
-                                int(form), float(p), float(sigma), int(trunc), bool(score_norm), float(eps),
-                                bool(list_norm), mode, bool(table), int(gain_code), float(threshold), int(bound_code),
-                                f64(scale), f64(cdf), f64(x0), f64(x1))
+    grad, hess = _all_gradients(f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), metric, form, p,
+                                sigma, trunc, score_norm, eps, list_norm, mode, table, gain_code, threshold, bound_code,
+                                scale, cdf, x0, x1)
     if factor != 1.0:
         hess *= factor
     return grad, hess
@@ -453,19 +477,18 @@ def _all_gradients_template(metric_code, form_code, bound_code, lean):
     KEY = (metric_code, form_code, bound_code)
     LEAN = lean
 
-    def _gradients_range(scores, labels, ptr, q0, q1, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
-                         hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1, grad, hess):
+    def _gradients_range(scores, labels, ptr, q0, q1, cfg, bnd, grad, hess):
         """Gradients and hessians of lists ``q0..q1-1`` into ``grad`` and ``hess``; list q is
-        rows ``ptr[q]:ptr[q+1]``.  ``scale``, ``x0``, ``x1`` hold one entry and ``cdf`` one
-        row per list (ignored without bounding)."""
-        if metric != KEY[0] or form != KEY[1] or bound_code != KEY[2] or \
-                (LEAN and (hess_mode != HESS_LIGHTGBM or score_norm)):
+        rows ``ptr[q]:ptr[q+1]``.  ``cfg``: the ``Settings``; ``bnd``: the ``Bounding``, whose
+        ``scale``, ``x0``, ``x1`` hold one entry and ``cdf`` one row per list (ignored
+        without bounding)."""
+        if cfg.metric != KEY[0] or cfg.form != KEY[1] or cfg.bound_code != KEY[2] or \
+                (LEAN and (cfg.hess_mode != HESS_LIGHTGBM or cfg.score_norm)):
             raise ValueError("_all_gradients: called with other settings than its variant's")
         for q in range(q0, q1):
             a, b = ptr[q], ptr[q + 1]
-            list_gradients(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,
-                           list_norm, hess_mode, table, gain_code, threshold, bound_code, scale[q],
-                           cdf[q], x0[q], x1[q], grad[a:b], hess[a:b])
+            list_gradients(scores[a:b], labels[a:b], cfg, bnd.scale[q], bnd.cdf[q], bnd.x0[q], bnd.x1[q],
+                           grad[a:b], hess[a:b])
 
     return _gradients_range
 
@@ -504,8 +527,7 @@ def is_lean(hess_mode, score_norm, bound_code) -> bool:
 
 
 @njit(parallel=True, cache=True)
-def _all_gradients_general(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
-                           hess_mode, table, gain_code, threshold, bound_code, scale, cdf, x0, x1):
+def _all_gradients_general(scores, labels, ptr, cfg, bnd):
     """Gradients and hessians of every list (list q is rows ``ptr[q]:ptr[q+1]``), any
     settings: the kernel of the settings no variant covers (score normalisation, XGBoost's
     hessian at sigma != 1, the distribution map).  Kept as it was, a parallel loop over the
@@ -517,9 +539,8 @@ def _all_gradients_general(scores, labels, ptr, metric, form, p, sigma, trunc, s
     hess = np.empty(n)
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
-        list_gradients(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,
-                       list_norm, hess_mode, table, gain_code, threshold, bound_code, scale[q],
-                       cdf[q], x0[q], x1[q], grad[a:b], hess[a:b])
+        list_gradients(scores[a:b], labels[a:b], cfg, bnd.scale[q], bnd.cdf[q], bnd.x0[q], bnd.x1[q], grad[a:b],
+                       hess[a:b])
     return grad, hess
 
 
@@ -549,21 +570,22 @@ def _all_gradients_entry(scores, labels, ptr, metric, form, p, sigma, trunc, sco
     ``_deltas.delta_codes``, which checks them.  The first call of a variant that numba's
     on-disk cache does not hold logs one line (``compile_notice``).  Each list is
     computed alone, so the values do not depend on the number of threads."""
+    cfg = settings(metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode, table, gain_code,
+                   threshold, bound_code)
+    bnd = bounding(scale, cdf, x0, x1)
     if not is_lean(hess_mode, score_norm, bound_code):
-        args = (scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode, table,
-                gain_code, threshold, bound_code, scale, cdf, x0, x1)
+        args = (scores, labels, ptr, cfg, bnd)
         compile_notice(_all_gradients_general, "the LambdaRank kernels of any setting", args,
                        GENERAL_COMPILE_SECONDS)
         return _all_gradients_general(*args)
-    kernel = gradient_kernel(int(metric), int(form), int(bound_code), True)
+    kernel = gradient_kernel(cfg.metric, cfg.form, cfg.bound_code, True)
     n = scores.shape[0]
     grad = np.empty(n)
     hess = np.empty(n)
     n_lists = ptr.shape[0] - 1
     head = (scores, labels, ptr)
-    tail = (metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode, table, gain_code, threshold,
-            bound_code, scale, cdf, x0, x1, grad, hess)
-    compile_notice(kernel, objective_family(int(metric), int(bound_code)), head + (0, n_lists) + tail,
+    tail = (cfg, bnd, grad, hess)
+    compile_notice(kernel, objective_family(cfg.metric, cfg.bound_code), head + (0, n_lists) + tail,
                    GRADIENT_COMPILE_SECONDS)
     in_list_ranges(kernel, n_lists, head, tail)
     return grad, hess

@@ -30,10 +30,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_labels, check_number
+from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_number
 from ..metrics import GAINS, METRICS, check_bounding, parse, with_listwise
 from .._jit import compile_notice, jit_variant, kernel_variants
-from ._kernel import in_list_ranges
+from ._kernels import in_list_ranges
 from ._objective import ObjectiveBase
 
 # family codes of the kernel
@@ -536,7 +536,7 @@ def lists_kernel(family_code: int):
 
 def listwise_lists(st: ListwiseSettings, s, y, ptr):
     """(loss per list, g, bound hessian, curvature) of every list ``ptr[q]:ptr[q + 1]``, in
-    ranges of lists on ``numba.get_num_threads()`` threads (``gbrank.lambdas._kernel``'s
+    ranges of lists on ``numba.get_num_threads()`` threads (``gbrank.lambdas._kernels``'s
     pool); each list is computed alone, so the values do not depend on the thread count.
     The curvature form is zero unless ``st.curvature``."""
     n = s.shape[0]
@@ -764,12 +764,6 @@ class ListwiseObjective(ObjectiveBase):
         """Whether rr is -ln RR~ (the default without a bounding) or -RR~."""
         return self.family_code == FAM_RR and (self.bounding is None if self.log is None else self.log)
 
-    def check_labels(self, labels) -> np.ndarray:
-        """Validated float64 labels (non-negative; integers up to 30 with exp gain)."""
-        y = as_1d_float(labels, "labels")
-        check_labels(y, self.gain)
-        return y
-
     # -- the computation ----------------------------------------------------------------
     def loss(self, scores, labels, group_ptr) -> np.ndarray:
         """The loss of each list (bounded when ``bounding`` is set), float64 (n_lists,)."""
@@ -786,23 +780,10 @@ class ListwiseObjective(ObjectiveBase):
                                   normalize=self.normalize, curvature=curvature)
 
     def gradients(self, scores, labels, group_ptr, weights=None):
-        """Gradient and hessian of the summed loss with respect to ``scores``.
-
-        Parameters
-        ----------
-        scores, labels : array-like of shape (n_rows,)
-            Rows of each query contiguous.
-        group_ptr : array-like of shape (n_queries + 1,)
-            Query q is rows ``group_ptr[q]:group_ptr[q+1]``.
-        weights : array-like, optional
-            One weight per row or one per query; g and h are multiplied by it.
-
-        Returns
-        -------
-        grad, hess : numpy.ndarray of shape (n_rows,), float64
-            Lists with nothing to rank (one item; no relevant item or no gain) get g = 0
-            and h = ``hessian_floor``.
-        """
+        """Gradient and hessian of the summed loss with respect to ``scores``: the arguments and
+        results of :meth:`gbrank.LambdaObjective.gradients` (scores, labels, query boundaries,
+        optional weights per row or per query; float64 g and h per row).  Lists with nothing
+        to rank (one item; no relevant item or no gain) get g = 0 and h = ``hessian_floor``."""
         s, y, ptr = self._checked_lists(scores, labels, group_ptr)
         curvature = self.hessian == "curvature" and self.family_code < FAM_SOFTMAX
         raw, grad, hb, hc = self._raw(s, y, ptr, curvature)
@@ -869,21 +850,3 @@ class ListwiseObjective(ObjectiveBase):
             lb = prepare(metric, labels, ptr, distribution=self.bounding == "distribution", **options)
             cached = self._prepared = (labels.copy(), np.array(ptr, copy=True), lb)
         return cached[2]
-
-    # -- the boosting libraries' calling conventions (LambdaObjective's) ------------------
-    def __call__(self, preds_or_labels, data_or_preds, weight=None, group=None):
-        """The objective as ``lightgbm.train`` (``obj(preds, dataset)``), ``xgboost.train(obj=)``
-        (``obj(predt, dtrain)``, arrays of shape (n, 1)) and ``lightgbm.LGBMRanker``
-        (``obj(y_true, y_pred, weight, group)``) call it: the same dispatch as
-        :meth:`gbrank.LambdaObjective.__call__`."""
-        from ._objective import LambdaObjective
-
-        return LambdaObjective.__call__(self, preds_or_labels, data_or_preds, weight, group)
-
-    def calc_ders_range(self, approxes, targets, weights):
-        """CatBoost's hook for a Python objective: refused (CatBoost passes no query groups)."""
-        raise TypeError(
-            "CatBoost passes a Python objective no query groups, so a gbrank ListwiseObjective cannot train there; "
-            "train it with LightGBM or XGBoost (GBRanker(objective=obj, backend='lightgbm'), lightgbm.train, "
-            "xgboost.train(obj=obj)), or use CatBoost's own QuerySoftMax / YetiRank")
-

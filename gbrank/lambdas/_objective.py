@@ -7,7 +7,7 @@ import numpy as np
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_labels, check_number
 from ..metrics import GAINS, METRICS, check_bounding, merge_param, parse, with_delta
 from ._deltas import delta_codes
-from ._kernel import BOUND_DIST, BOUND_LINEAR, BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
+from ._kernels import BOUND_DIST, BOUND_LINEAR, BOUND_NONE, HESS_LIGHTGBM, HESS_XGBOOST, all_gradients
 from ._pairweights import PAIR_METHODS, WEIGHTINGS, weighted_gradients
 
 HESSIANS = {"lightgbm": HESS_LIGHTGBM, "xgboost": HESS_XGBOOST}
@@ -47,13 +47,20 @@ def parse_objective_metric(metric: str, p=None, truncation=None, bounding=None):
 class ObjectiveBase:
     """Base of the objectives: equal when of one class with equal ``get_params()`` (so a
     configured objective is a value, as scikit-learn's ``clone`` expects), hashed by them;
-    and the input checks every ``gradients`` call starts with."""
+    the input checks every ``gradients`` call starts with; and the delegations that let an
+    objective be passed straight to a boosting library (the conventions are gbrank.backends')."""
 
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and self.get_params() == other.get_params()
 
     def __hash__(self):
         return hash(tuple(self.get_params().items()))
+
+    def check_labels(self, labels) -> np.ndarray:
+        """Validated float64 labels (non-negative; integers up to 30 with exp gain)."""
+        y = as_1d_float(labels, "labels")
+        check_labels(y, self.gain)
+        return y
 
     def _checked_lists(self, scores, labels, group_ptr):
         """``(scores, labels, group_ptr)`` of a ``gradients`` call as float64 arrays and checked
@@ -66,6 +73,29 @@ class ObjectiveBase:
         if len(s) != len(y):
             raise ValueError(f"scores and labels must have one entry per row, got {len(s)} and {len(y)}")
         return s, y, check_group_ptr(group_ptr, len(s))
+
+    # -- passed straight to a boosting library: thin delegations to gbrank.backends --------
+    # The calling conventions live in gbrank.backends (one dispatch, ``call_objective``);
+    # these two methods only let the objective itself be the callable that lightgbm.train,
+    # LGBMRanker and xgboost.train accept.  Their lazy import is the one documented
+    # exception to the layering (lambdas -> backends, tests/test_layering.py).
+    def __call__(self, preds_or_labels, data_or_preds, weight=None, group=None):
+        """The objective as ``lightgbm.train({"objective": obj}, dataset)`` (``obj(preds,
+        dataset)``), ``xgboost.train(params, dtrain, obj=obj)`` (``obj(predt, dtrain)``, arrays
+        of shape (n, 1)) and ``lightgbm.LGBMRanker(objective=obj)`` (``obj(y_true, y_pred,
+        weight, group)``: exactly four parameters, so LightGBM passes ``group``) call it:
+        :func:`gbrank.backends.call_objective`.  A call without groups (``XGBRegressor``,
+        ``LGBMRegressor``) gets a ``TypeError`` naming the ways that work."""
+        from ..backends import call_objective
+
+        return call_objective(self, preds_or_labels, data_or_preds, weight, group)
+
+    def calc_ders_range(self, approxes, targets, weights):
+        """CatBoost's hook for a Python objective: refused with the ways that work
+        (:func:`gbrank.backends.refuse_python_objective`; CatBoost passes no query groups)."""
+        from ..backends import refuse_python_objective
+
+        refuse_python_objective(self)
 
 
 class LambdaObjective(ObjectiveBase):
@@ -254,12 +284,6 @@ class LambdaObjective(ObjectiveBase):
             base = self.metric if self.truncation is None else f"{self.metric}@{self.truncation}"
         return base if self.bounding is None else f"{base}+{self.bounding}"
 
-    def check_labels(self, labels) -> np.ndarray:
-        """Validated float64 labels (non-negative; integers up to 30 with exp gain)."""
-        y = as_1d_float(labels, "labels")
-        check_labels(y, self.gain)
-        return y
-
     def gradients(self, scores, labels, group_ptr, weights=None):
         """Gradient and hessian of the loss with respect to ``scores``.
 
@@ -297,64 +321,6 @@ class LambdaObjective(ObjectiveBase):
                 self.pairs_per_doc, self._draw_seed(),
             )
         return weigh_and_floor(grad, hess, weights, ptr, self.hessian_floor)
-
-    # -- the boosting libraries' calling conventions -------------------------------------
-    def __call__(self, preds_or_labels, data_or_preds, weight=None, group=None):
-        """The objective as the boosting libraries call a callable objective.
-
-        One callable for three conventions, told apart by the second argument:
-
-        - ``lightgbm.train({"objective": obj}, dataset)`` calls ``obj(preds, dataset)``:
-          groups from ``dataset.get_group()``, one weight per row;
-        - ``xgboost.train(params, dtrain, obj=obj)`` calls ``obj(predt, dtrain)``: groups
-          from ``dtrain.get_uint_info("group_ptr")``, one weight per query; returns
-          arrays of shape (n, 1);
-        - ``lightgbm.LGBMRanker(objective=obj)`` calls ``obj(y_true, y_pred, weight, group)``
-          (it passes ``group`` only because this method has exactly four parameters).
-
-        A scikit-learn wrapper that passes no groups (``XGBRegressor(objective=obj)``,
-        ``LGBMRegressor``) gets a ``TypeError`` naming the ways that work;
-        ``XGBRanker`` refuses every callable objective itself.
-        """
-        second = data_or_preds
-        if callable(getattr(second, "get_uint_info", None)):  # an xgboost.DMatrix
-            ptr = second.get_uint_info("group_ptr").astype(np.int64)
-            if len(ptr) < 2:
-                raise ValueError("the DMatrix has no query groups; build it with qid=... or call set_group(sizes)")
-            w = second.get_weight()
-            if len(w) and len(w) != len(ptr) - 1:
-                raise ValueError(f"the DMatrix has {len(w)} weights for {len(ptr) - 1} queries; XGBoost's ranking "
-                                 "weights are one per query (set_weight(query_weights)), not one per row")
-            grad, hess = self.gradients(preds_or_labels, second.get_label(), ptr, w if len(w) else None)
-            return grad.reshape(-1, 1), hess.reshape(-1, 1)
-        if callable(getattr(second, "get_group", None)) and callable(getattr(second, "get_label", None)):
-            sizes = second.get_group()  # a lightgbm.Dataset
-            if sizes is None:
-                raise ValueError("the lightgbm.Dataset has no query groups; build it with group=sizes "
-                                 "(rows per query, in order)")
-            return self.gradients(preds_or_labels, second.get_label(), _ptr(sizes, "the Dataset's group"),
-                                  second.get_weight())
-        if group is None:
-            raise TypeError(
-                f"{self!r} was called as ({type(preds_or_labels).__name__}, {type(second).__name__}) without "
-                "query groups, which is how a scikit-learn wrapper for regression calls a custom objective "
-                "(XGBRegressor, LGBMRegressor); a ranking objective needs the lists.  Use "
-                "lightgbm.train({'objective': obj, ...}, lgb.Dataset(X, y, group=sizes)), "
-                "lightgbm.LGBMRanker(objective=obj).fit(X, y, group=sizes), "
-                "xgboost.train(params, dtrain_with_qid, obj=obj) (XGBRanker takes no callable objective), "
-                "or gbrank.estimators.GBRanker(objective=obj)")
-        labels, preds = preds_or_labels, second  # LGBMRanker: (y_true, y_pred, weight, group)
-        return self.gradients(preds, labels, _ptr(group, "group"), weight)
-
-    def calc_ders_range(self, approxes, targets, weights):
-        """CatBoost's hook for a Python objective: refused with the way that works.  CatBoost
-        hands a custom objective no query ids (and ``CatBoostRanker`` takes only its own
-        losses), so a gbrank objective cannot train there."""
-        raise TypeError(
-            "CatBoost passes a Python objective no query groups, so a gbrank LambdaObjective cannot train "
-            "there; train it with LightGBM or XGBoost (GBRanker(objective=obj, backend='lightgbm'), "
-            "lightgbm.train, xgboost.train(obj=obj)) or use CatBoost's own ranking losses, e.g. "
-            "GBRanker('catboost:YetiRank', backend='catboost')")
 
     def _draw_seed(self) -> int:
         """The 64-bit seed of this call's draws: ``random_state``, or fresh entropy when None."""
@@ -455,12 +421,3 @@ def _check_pair_options(metric, truncation, bounding, weighting, mu, stochastic,
     return weighting, mu, int(stochastic), pair_method, int(pairs_per_doc), \
         (None if random_state is None else int(random_state))
 
-
-def _ptr(sizes, name: str) -> np.ndarray:
-    """Query boundaries from group sizes (rows per query, in order)."""
-    raw = np.asarray(sizes)
-    if raw.ndim != 1 or raw.size == 0 or raw.dtype.kind not in "iuf" or (raw < 1).any() \
-            or (raw.dtype.kind == "f" and not np.all(raw == np.round(raw))):
-        raise ValueError(f"{name} must hold group sizes: positive whole numbers of rows per query, in order; "
-                         f"got {raw[:5]!r}")
-    return np.concatenate(([0], np.cumsum(raw.astype(np.int64))))

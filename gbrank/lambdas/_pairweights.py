@@ -2,7 +2,7 @@
 ``weighting``, ``stochastic`` and ``pair_method``): a kernel for one list, a parallel loop
 over lists, and the counter-based random numbers they draw.
 
-The gradient of a pair is always the one of ``_kernel`` (``_pair_terms``: rho and the
+The gradient of a pair is always the one of ``_kernels`` (``_pair_terms``: rho and the
 hessian from the current, unperturbed score difference); only the pair's weight |dM| and
 the set of pairs change:
 
@@ -44,8 +44,9 @@ import numpy as np
 from numba import njit, prange
 
 from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, prepare
-from ._kernel import (HESS_LIGHTGBM, _add_pair, _c_float64, _linear_pair, _pair_terms, _pairs_linear, exp_ratios,
-                      kernel_hessian, ranked_list)
+from ._kernels import (EXP_PAIR, EXP_RATIO, EXP_TABLE, HESS_LIGHTGBM, _add_pair, _c_float64, _linear_pair,
+                      _pair_terms, _pairs_linear, exp_ratios, kernel_hessian, list_factor, ranked_list, scatter)
+from ._settings import DistPoint, Weighting, settings
 
 W_DELTA, W_LOSS2, W_LOSS2PP = 0, 1, 2
 #: ``weighting`` name -> kernel code
@@ -168,10 +169,15 @@ def weighted_delta(wcode, form, a, b, aux, norm, first, second, dd, mu):
 
 
 @njit(cache=True, inline="always")
-def _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma, by_score, eps,
-              hess_mode, per_pair_exp, table, nocdf, g, h):
+def _one_pair(i, j, form, wcode, ranked, ref, weigh, curve, out, by_score, hess_mode, exp_mode):
     """Add the pair of (unperturbed) positions i and j, weighed at positions pos[i] and
-    pos[j] of ``aux``; returns its share of S."""
+    pos[j] of the prepared list (``ranked`` = (s, lab, e, aux), ``ref`` = (norm, first,
+    second)); ``weigh`` = (pos, dd, mu); ``curve`` = (sigma, eps); returns its share of S."""
+    s, lab, e, aux = ranked
+    norm, first, second = ref
+    pos, dd, mu = weigh
+    sigma, eps = curve
+    g, h = out
     pi = pos[i]
     pj = pos[j]
     dm = weighted_delta(wcode, form, min(pi, pj), max(pi, pj), aux, norm, first, second, dd, mu)
@@ -181,69 +187,71 @@ def _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, m
         hi, lo = i, j
     else:
         hi, lo = j, i
-    lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, by_score, eps, hess_mode, per_pair_exp, table,
-                          False, False, nocdf, 0.0, 0.0, 0.0)
+    lam, hh = _pair_terms(dm, s[hi] - s[lo], e[hi], e[lo], sigma, eps, None, False, by_score, hess_mode, exp_mode)
     return _add_pair(g, h, hi, lo, lam, hh)
 
 
 @njit(cache=True, inline="always")
-def _generic_loop(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu,
-                  top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h):
-    """The pair loop of ``_pairs_generic``, inlined at call sites whose flags are literals."""
-    n = s.shape[0]
-    nocdf = np.zeros(1)
+def _generic_loop(pairs, form, wcode, ranked, ref, weigh, top, curve, out, by_score, hess_mode, exp_mode):
+    """The pair loop of ``_pairs_generic``, inlined at call sites whose flags are literals;
+    ``pairs`` = (pair_code, partners, per_doc)."""
+    pair_code, partners, per_doc = pairs
+    n = ranked[0].shape[0]
+    lab = ranked[1]
     total = 0.0
     if pair_code == PAIRS_MEAN:
         for i in range(n):
             for t in range(i * per_doc, (i + 1) * per_doc):
                 j = partners[t]
                 if j >= 0:
-                    total += _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma,
-                                       by_score, eps, hess_mode, per_pair_exp, table, nocdf, g, h)
+                    total += _one_pair(i, j, form, wcode, ranked, ref, weigh, curve, out, by_score, hess_mode,
+                                       exp_mode)
         return total
     for i in range(top):
         for j in range(i + 1, n):
             if lab[i] != lab[j]:
-                total += _one_pair(i, j, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu, sigma,
-                                   by_score, eps, hess_mode, per_pair_exp, table, nocdf, g, h)
+                total += _one_pair(i, j, form, wcode, ranked, ref, weigh, curve, out, by_score, hess_mode,
+                                   exp_mode)
     return total
 
 
+@njit(cache=True, inline="always")
+def _delta_loop(pairs, form, ranked, ref, weigh, top, curve, out, by_score):
+    """``_generic_loop`` of the plain delta of one (literal) form with e-ratios and
+    LightGBM's hessian, its score normalisation a literal too."""
+    if by_score:
+        return _generic_loop(pairs, form, W_DELTA, ranked, ref, weigh, top, curve, out, True, HESS_LIGHTGBM,
+                             EXP_RATIO)
+    return _generic_loop(pairs, form, W_DELTA, ranked, ref, weigh, top, curve, out, False, HESS_LIGHTGBM,
+                         EXP_RATIO)
+
+
 @njit(cache=True)
-def _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd, mu,
-                   top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h):
+def _pairs_generic(pairs, form, wcode, ranked, ref, weigh, top, curve, out, by_score, hess_mode, exp_mode):
     """Every pair of the pair set (``topk``: i < top, j > i of different labels; ``mean``:
     the drawn partners), any metric and weighting, one weight per pair.  Returns S.
+    Arguments as ``_one_pair``'s; ``pairs`` = (pair_code, partners, per_doc).
 
     The common settings (the plain delta of the product or prefix form, e-ratios,
     LightGBM's hessian) get their own compiled loop with literal flags, as in
-    ``_kernel._pairs_linear``: with runtime flags the per-pair calls stay calls (with
+    ``_kernels._pairs_linear``: with runtime flags the per-pair calls stay calls (with
     their branches and reference counting) and a pair costs several times more."""
-    if wcode == W_DELTA and not per_pair_exp and hess_mode == HESS_LIGHTGBM:
-        if form == PRODUCT and by_score:
-            return _generic_loop(pair_code, partners, per_doc, PRODUCT, W_DELTA, s, lab, e, pos, aux, norm, first,
-                                 second, dd, mu, top, sigma, True, eps, HESS_LIGHTGBM, False, False, g, h)
+    if wcode == W_DELTA and exp_mode == EXP_RATIO and hess_mode == HESS_LIGHTGBM:
         if form == PRODUCT:
-            return _generic_loop(pair_code, partners, per_doc, PRODUCT, W_DELTA, s, lab, e, pos, aux, norm, first,
-                                 second, dd, mu, top, sigma, False, eps, HESS_LIGHTGBM, False, False, g, h)
-        if form == PREFIX and by_score:
-            return _generic_loop(pair_code, partners, per_doc, PREFIX, W_DELTA, s, lab, e, pos, aux, norm, first,
-                                 second, dd, mu, top, sigma, True, eps, HESS_LIGHTGBM, False, False, g, h)
+            return _delta_loop(pairs, PRODUCT, ranked, ref, weigh, top, curve, out, by_score)
         if form == PREFIX:
-            return _generic_loop(pair_code, partners, per_doc, PREFIX, W_DELTA, s, lab, e, pos, aux, norm, first,
-                                 second, dd, mu, top, sigma, False, eps, HESS_LIGHTGBM, False, False, g, h)
-    return _generic_loop(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first, second, dd,
-                         mu, top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h)
+            return _delta_loop(pairs, PREFIX, ranked, ref, weigh, top, curve, out, by_score)
+    return _generic_loop(pairs, form, wcode, ranked, ref, weigh, top, curve, out, by_score, hess_mode, exp_mode)
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST_MATH)
-def _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h,
-                one_div=False):
-    """``_kernel._linear_loop`` with the LambdaLoss weight |G_i - G_j| (c_rho rho_ij +
+def _loss2_loop(ranked, dd, c_rho, c_delta, norm, top, sigma, eps, out, by_score, hess_mode, one_div=False):
+    """``_kernels._linear_loop`` with the LambdaLoss weight |G_i - G_j| (c_rho rho_ij +
     c_delta delta_ij) norm; branch-free (equal gains weigh 0), vectorisable: delta_ij is
     the contiguous load dd[j - i]."""
+    s, lab, e, aux = ranked
+    g, h = out
     un = np.uint64(s.shape[0])
-    nocdf = np.zeros(1)
     total = 0.0
     for i in range(top):
         ui = np.uint64(i)
@@ -256,8 +264,8 @@ def _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, 
         hi = 0.0
         for j in range(np.uint64(i + 1), un):
             dm = abs(ai - aux[0, j]) * (c_rho * abs(wi - aux[1, j]) + c_delta * dd[j - ui]) * norm
-            sl, hh, lam = _linear_pair(dm, li, si, ei, lab[j], s[j], e[j], sigma, by_score, eps, hess_mode,
-                                       False, nocdf, 0.0, 0.0, 0.0, one_div)
+            sl, hh, lam = _linear_pair(dm, (li, si, ei), (lab[j], s[j], e[j]), sigma, eps, None, by_score, hess_mode,
+                                       one_div)
             gi -= sl
             hi += hh
             total += 2.0 * lam
@@ -269,26 +277,26 @@ def _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, 
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST_MATH)
-def _pairs_loss2(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h):
+def _pairs_loss2(ranked, dd, c_rho, c_delta, norm, top, sigma, eps, out, by_score, hess_mode):
     """``_loss2_loop`` with literal flags for the common settings (as ``_pairs_linear``)."""
+    s = ranked[0]
     if hess_mode == HESS_LIGHTGBM and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
-        return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, True, eps, HESS_LIGHTGBM, g, h,
-                           True)
+        return _loss2_loop(ranked, dd, c_rho, c_delta, norm, top, sigma, eps, out, True, HESS_LIGHTGBM, True)
     if hess_mode == HESS_LIGHTGBM and by_score:
-        return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, True, eps, HESS_LIGHTGBM, g, h)
+        return _loss2_loop(ranked, dd, c_rho, c_delta, norm, top, sigma, eps, out, True, HESS_LIGHTGBM)
     if hess_mode == HESS_LIGHTGBM:
-        return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, False, eps, HESS_LIGHTGBM, g, h)
-    return _loss2_loop(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h)
+        return _loss2_loop(ranked, dd, c_rho, c_delta, norm, top, sigma, eps, out, False, HESS_LIGHTGBM)
+    return _loss2_loop(ranked, dd, c_rho, c_delta, norm, top, sigma, eps, out, by_score, hess_mode)
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=_FAST_MATH)
-def _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode, product, g, h,
-               one_div=False):
+def _mean_loop(partners, per_doc, ranked, norm, sigma, eps, out, product, by_score, hess_mode, one_div=False):
     """The drawn pairs of ``mean`` under the plain delta of the product or prefix form:
     position r with each of its partners, as the pair (a, b) = (min, max) of the two
-    positions through ``_kernel._linear_pair`` (scalar arguments, no per-pair call left
+    positions through ``_kernels._linear_pair`` (scalar arguments, no per-pair call left
     after inlining).  Returns S."""
-    nocdf = np.zeros(1)
+    s, lab, e, aux = ranked
+    g, h = out
     total = 0.0
     for r in range(s.shape[0]):
         for t in range(r * per_doc, (r + 1) * per_doc):
@@ -296,8 +304,8 @@ def _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, he
             if x < 0:
                 continue
             a, b = (r, x) if r < x else (x, r)
-            sl, hh, lam = _linear_pair(linear_delta(aux, a, b, norm, product), lab[a], s[a], e[a], lab[b], s[b],
-                                       e[b], sigma, by_score, eps, hess_mode, False, nocdf, 0.0, 0.0, 0.0, one_div)
+            sl, hh, lam = _linear_pair(linear_delta(aux, a, b, norm, product), (lab[a], s[a], e[a]),
+                                       (lab[b], s[b], e[b]), sigma, eps, None, by_score, hess_mode, one_div)
             g[a] -= sl
             g[b] += sl
             h[a] += hh
@@ -307,19 +315,18 @@ def _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, he
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST_MATH)
-def _pairs_mean(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode, product, g, h):
+def _pairs_mean(partners, per_doc, ranked, norm, sigma, eps, out, product, by_score, hess_mode):
     """``_mean_loop`` with literal flags for the common settings (as ``_pairs_linear``)."""
+    s = ranked[0]
     if hess_mode == HESS_LIGHTGBM and by_score and sigma * (s[0] - s[s.shape[0] - 1]) < 300.0:
         if product:
-            return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, True, eps, HESS_LIGHTGBM, True, g, h,
-                              True)
-        return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, True, eps, HESS_LIGHTGBM, False, g, h,
-                          True)
+            return _mean_loop(partners, per_doc, ranked, norm, sigma, eps, out, True, True, HESS_LIGHTGBM, True)
+        return _mean_loop(partners, per_doc, ranked, norm, sigma, eps, out, False, True, HESS_LIGHTGBM, True)
     if hess_mode == HESS_LIGHTGBM and not by_score:
         if product:
-            return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, False, eps, HESS_LIGHTGBM, True, g, h)
-        return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, False, eps, HESS_LIGHTGBM, False, g, h)
-    return _mean_loop(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode, product, g, h)
+            return _mean_loop(partners, per_doc, ranked, norm, sigma, eps, out, True, False, HESS_LIGHTGBM)
+        return _mean_loop(partners, per_doc, ranked, norm, sigma, eps, out, False, False, HESS_LIGHTGBM)
+    return _mean_loop(partners, per_doc, ranked, norm, sigma, eps, out, product, by_score, hess_mode)
 
 
 @njit(cache=True, error_model="numpy")
@@ -406,12 +413,15 @@ def argsort_stable(x):
 
 
 @njit(cache=True)
-def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode,
-                            table, gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, state,
-                            grad, hess):
+def list_gradients_weighted(scores, labels, cfg, scale, wcfg, state, grad, hess):
     """Gradients and hessians of one list under a weighting, noise and pair method (module
-    docstring), written into ``grad`` and ``hess``; ``state`` is the list's generator state.
-    ``scale`` multiplies every weight (linear bounding; 1 without)."""
+    docstring), written into ``grad`` and ``hess``; ``cfg`` is the call's
+    ``_settings.Settings`` (its bounding code unused), ``wcfg`` its ``_settings.Weighting``,
+    ``state`` the list's generator state.  ``scale`` multiplies every weight (linear
+    bounding; 1 without)."""
+    metric, form, p, sigma, trunc, eps = cfg.metric, cfg.form, cfg.p, cfg.sigma, cfg.trunc, cfg.eps
+    gain_code, threshold, hess_mode = cfg.gain_code, cfg.threshold, cfg.hess_mode
+    wcode, mu, n_samples, pair_code, per_doc = wcfg
     n = scores.shape[0]
     for r in range(n):
         grad[r] = 0.0
@@ -421,31 +431,34 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
     if form != PRODUCT and form != PREFIX and form != FIRST and form != CASCADE:
         raise ValueError("list_gradients_weighted: unknown swap-delta form")
     order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
-                                                                         threshold, p, trunc, score_norm)
+                                                                         threshold, p, trunc, cfg.score_norm)
     unscaled = norm
     norm *= scale
     if norm == 0.0:
         return
     g = np.zeros(n)
     h = np.zeros(n)
-    e, per_pair_exp = exp_ratios(s, sigma, table)
+    e, per_pair_exp = exp_ratios(s, sigma, cfg.table)
+    exp_mode = (EXP_TABLE if cfg.table else EXP_PAIR) if per_pair_exp else EXP_RATIO
     dd = _loss2_table(n) if wcode != W_DELTA else np.zeros(1)
     partners = np.empty(0, dtype=np.int64)
     if pair_code == PAIRS_MEAN:
         partners, state = sample_partners(lab, per_doc, state)
     pos = np.arange(n)
+    ranked = (s, lab, e, aux)
+    pairs = (pair_code, partners, per_doc)
     if n_samples == 0:
         if pair_code == PAIRS_MEAN and wcode == W_DELTA and (form == PRODUCT or form == PREFIX) \
                 and not per_pair_exp:
-            total = _pairs_mean(partners, per_doc, s, lab, e, aux, norm, sigma, by_score, eps, hess_mode,
-                                form == PRODUCT, g, h)
+            total = _pairs_mean(partners, per_doc, ranked, norm, sigma, eps, (g, h), form == PRODUCT, by_score,
+                                hess_mode)
         elif pair_code == PAIRS_TOPK and wcode != W_DELTA and not per_pair_exp:
             c_rho = 1.0 if wcode == W_LOSS2PP else 0.0
             c_delta = mu if wcode == W_LOSS2PP else 1.0
-            total = _pairs_loss2(s, lab, e, aux, dd, c_rho, c_delta, norm, top, sigma, by_score, eps, hess_mode, g, h)
+            total = _pairs_loss2(ranked, dd, c_rho, c_delta, norm, top, sigma, eps, (g, h), by_score, hess_mode)
         else:
-            total = _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux, norm, first,
-                                   second, dd, mu, top, sigma, by_score, eps, hess_mode, per_pair_exp, table, g, h)
+            total = _pairs_generic(pairs, form, wcode, ranked, (norm, first, second), (pos, dd, mu), top, (sigma, eps),
+                                   (g, h), by_score, hess_mode, exp_mode)
     else:
         noise = np.empty(n)
         perturbed = np.empty(n)
@@ -469,40 +482,33 @@ def list_gradients_weighted(scores, labels, metric, form, p, sigma, trunc, score
                 # weights then runs unchanged
                 for k in range(n):
                     aux[1, perm[k]] = by_position[k]
-                total += _pairs_linear(s, lab, e, aux, norm_p, top, sigma, by_score, eps, hess_mode, False, dd,
-                                       0.0, 0.0, 0.0, True, g, h)
+                total += _pairs_linear(ranked, norm_p, top, sigma, by_score, eps, hess_mode,
+                                       DistPoint(False, dd, 0.0, 0.0, 0.0), True, (g, h))
             else:
                 for k in range(n):
                     pos[perm[k]] = k
                 aux_p = np.empty((N_ROWS, n))
                 norm_p, first_p, second_p = prepare(metric, lab[perm], gain_code, threshold, p, trunc, aux_p)
                 norm_p *= scale / n_samples
-                total += _pairs_generic(pair_code, partners, per_doc, form, wcode, s, lab, e, pos, aux_p, norm_p,
-                                        first_p, second_p, dd, mu, top, sigma, by_score, eps, hess_mode,
-                                        per_pair_exp, table, g, h)
-    factor = 1.0
-    if list_norm:
-        if pair_code == PAIRS_MEAN:
-            factor = 1.0 / per_doc
-        elif total > 0.0:
-            factor = math.log2(1.0 + total) / total
-    for r in range(n):
-        grad[order[r]] = g[r] * factor
-        hess[order[r]] = h[r] * factor
+                total += _pairs_generic(pairs, form, wcode, (s, lab, e, aux_p), (norm_p, first_p, second_p),
+                                        (pos, dd, mu), top, (sigma, eps), (g, h), by_score, hess_mode,
+                                        exp_mode)
+    if cfg.list_norm and pair_code == PAIRS_MEAN:
+        scatter(order, g, h, 1.0 / per_doc, grad, hess)
+    else:
+        scatter(order, g, h, list_factor(cfg.list_norm, total), grad, hess)
 
 
 @njit(parallel=True, cache=True)
-def _all_weighted(scores, labels, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm, hess_mode, table,
-                  gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, seed, key):
+def _all_weighted(scores, labels, ptr, cfg, scale, wcfg, seed, key):
     """Every list, in parallel; list q draws from ``list_state(seed, key, q)``."""
     n = scores.shape[0]
     grad = np.empty(n)
     hess = np.empty(n)
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
-        list_gradients_weighted(scores[a:b], labels[a:b], metric, form, p, sigma, trunc, score_norm, eps,
-                                list_norm, hess_mode, table, gain_code, threshold, scale[q], wcode, mu, n_samples,
-                                pair_code, per_doc, list_state(seed, key, q), grad[a:b], hess[a:b])
+        list_gradients_weighted(scores[a:b], labels[a:b], cfg, scale[q], wcfg, list_state(seed, key, q), grad[a:b],
+                                hess[a:b])
     return grad, hess
 
 
@@ -510,14 +516,14 @@ def weighted_gradients(scores, labels, ptr, metric, form, p, sigma, trunc, score
                        table, gain_code, threshold, scale, wcode, mu, n_samples, pair_code, per_doc, seed):
     """:func:`_all_weighted` with every argument cast to the one type its compiled
     specialisation takes; ``seed`` is a non-negative integer below 2**64.  The score key is
-    computed here (``score_key``); the hessian mode as ``_kernel.kernel_hessian`` maps it."""
+    computed here (``score_key``); the hessian mode as ``_kernels.kernel_hessian`` maps it."""
     s = _c_float64(scores)
     key = score_key(s)
     mode, factor = kernel_hessian(hess_mode, sigma)
-    grad, hess = _all_weighted(s, _c_float64(labels), np.ascontiguousarray(ptr, dtype=np.int64), int(metric), int(form),
-                               float(p), float(sigma), int(trunc), bool(score_norm), float(eps), bool(list_norm), mode,
-                               bool(table), int(gain_code), float(threshold), _c_float64(scale), int(wcode), float(mu),
-                               int(n_samples), int(pair_code), int(per_doc), np.uint64(seed), np.uint64(key))
+    cfg = settings(metric, form, p, sigma, trunc, score_norm, eps, list_norm, mode, table, gain_code, threshold, 0)
+    wcfg = Weighting(int(wcode), float(mu), int(n_samples), int(pair_code), int(per_doc))
+    grad, hess = _all_weighted(s, _c_float64(labels), np.ascontiguousarray(ptr, dtype=np.int64), cfg,
+                               _c_float64(scale), wcfg, np.uint64(seed), np.uint64(key))
     if factor != 1.0:
         hess *= factor
     return grad, hess

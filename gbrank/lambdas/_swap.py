@@ -8,18 +8,23 @@ from numba import njit
 from .._validation import as_1d_float
 from ..metrics import GAINS
 from ._deltas import N_ROWS, delta, delta_codes, list_value, prepare
-from ._kernel import BOUND_DIST, BOUND_LINEAR, distribution_delta, distribution_setup
+from ._kernels import BOUND_DIST, BOUND_LINEAR, distribution_delta, distribution_setup
 from ._objective import LambdaObjective
+from ._settings import settings
 
 
 @njit(cache=True)
-def _swap_matrix(scores, labels, metric, form, p, trunc, gain_code, threshold, bound_code, scale, cdf, x0, x1):
+def _swap_matrix(scores, labels, cfg, scale, cdf, x0, x1):
+    """The (n, n) |dM| of one list under the ``_settings.Settings`` ``cfg`` (its metric, form,
+    p, truncation, gain, threshold and bounding code), the list's bounding ``scale`` and
+    distribution row ``cdf`` over [x0, x1]."""
+    metric, form, p, bound_code = cfg.metric, cfg.form, cfg.p, cfg.bound_code
     n = scores.shape[0]
     out = np.zeros((n, n))
     order = np.argsort(-scores, kind="mergesort")
     lab = labels[order]
     aux = np.empty((N_ROWS, n))
-    norm, first, second = prepare(metric, lab, gain_code, threshold, p, trunc, aux)
+    norm, first, second = prepare(metric, lab, cfg.gain_code, cfg.threshold, p, cfg.trunc, aux)
     if bound_code == BOUND_LINEAR:
         norm *= scale
     dist = bound_code == BOUND_DIST and x1 > x0  # a degenerate list has no deltas
@@ -68,6 +73,7 @@ def swap_deltas(metric, scores, labels, *, p=None, truncation=None, relevance_th
     metric_code, form = delta_codes(obj.metric)
     # fixed Python types (relevance_threshold 1 or 1.0 alike): one cached specialisation
     s, y = (np.require(a, requirements=["C", "W"]) for a in (s, y))  # read-only input compiles apart
-    return _swap_matrix(s, y, int(metric_code), int(form), float(obj.kernel_parameter(y)), int(obj.truncation or 0),
-                        int(GAINS[obj.gain]), float(obj.relevance_threshold), int(code), float(scale[0]),
-                        np.ascontiguousarray(cdf[0], dtype=np.float64), float(x0[0]), float(x1[0]))
+    cfg = settings(metric_code, form, obj.kernel_parameter(y), 1.0, obj.truncation or 0, False, 0.0, False, 0, False,
+                   GAINS[obj.gain], obj.relevance_threshold, code)
+    return _swap_matrix(s, y, cfg, float(scale[0]), np.ascontiguousarray(cdf[0], dtype=np.float64), float(x0[0]),
+                        float(x1[0]))

@@ -3,7 +3,7 @@ jointly with the trees (Unbiased LambdaMART, Hu, Wang, Peng and Li, WWW 2019, Al
 
 Labels are clicks (or click counts): in a pair (i, j) with c_i > c_j the clicked row i sits
 at displayed position k = pos_i and the unclicked row j at position m = pos_j.  With the
-LambdaRank terms of ``_kernel`` (|dM_ij| the swap delta of the chosen metric, rho =
+LambdaRank terms of ``_kernels`` (|dM_ij| the swap delta of the chosen metric, rho =
 1 / (1 + exp(sigma d)), d = s_i - s_j)::
 
     lambda_ij = sigma |dM_ij| rho / (t+_k t-_m)           h_ij = (hessian form) / (t+_k t-_m)
@@ -35,8 +35,9 @@ from numba import njit, prange
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_number, is_positive_int
 from ..metrics import GAINS
 from ._deltas import delta, delta_codes
-from ._kernel import HESS_LIGHTGBM, _rho, ranked_list
+from ._kernels import HESS_LIGHTGBM, _rho, list_factor, ranked_list, scatter
 from ._objective import HESSIANS, LambdaObjective, weigh_and_floor
+from ._settings import settings
 
 #: pair loss whose sums update the propensities: the paper's RankNet log-loss, or the
 #: cost XGBoost 3.x accumulates, |dM| log(1 + exp(+sigma d)) (of the reversed pair)
@@ -54,16 +55,16 @@ def _softplus(x):
 
 
 @njit(cache=True)
-def unbiased_list_gradients(scores, labels, pos, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
-                            hess_mode, gain_code, threshold, t_plus, t_minus, loss_code, grad, hess,
-                            loss_plus, loss_minus):
+def unbiased_list_gradients(scores, labels, pos, cfg, t_plus, t_minus, loss_code, grad, hess, loss_plus, loss_minus):
     """Gradients and hessians of one list (into ``grad``, ``hess``) with every pair divided by
     t+ at the higher-labelled row's position and t- at the other's; adds each pair's loss
     L_ij / t-_m to ``loss_plus`` at row i and L_ij / t+_k to ``loss_minus`` at row j.
+    ``cfg`` is the call's ``_settings.Settings`` (its table and bounding code unused).
 
     ``pos`` holds 0-based position indices into ``t_plus`` / ``t_minus``.  The pair loop
     visits pairs (i < top, j > i) of the current ranking (stable descending sort of the
-    scores) with different labels, as ``_kernel.list_gradients``."""
+    scores) with different labels, as ``_kernels.list_gradients``."""
+    sigma, eps, form, hess_mode = cfg.sigma, cfg.eps, cfg.form, cfg.hess_mode
     n = scores.shape[0]
     for r in range(n):
         grad[r] = 0.0
@@ -72,8 +73,9 @@ def unbiased_list_gradients(scores, labels, pos, metric, form, p, sigma, trunc, 
         loss_minus[r] = 0.0
     if n < 2:
         return
-    order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, metric, gain_code,
-                                                                         threshold, p, trunc, score_norm)
+    order, s, lab, aux, norm, first, second, by_score, top = ranked_list(scores, labels, cfg.metric, cfg.gain_code,
+                                                                         cfg.threshold, cfg.p, cfg.trunc,
+                                                                         cfg.score_norm)
     ps = pos[order]
     if norm == 0.0:
         return
@@ -121,19 +123,14 @@ def unbiased_list_gradients(scores, labels, pos, metric, form, p, sigma, trunc, 
             h[hi] += hh
             h[lo] += hh
             total += 2.0 * lam
-    factor = 1.0
-    if list_norm and total > 0.0:
-        factor = math.log2(1.0 + total) / total
+    scatter(order, g, h, list_factor(cfg.list_norm, total), grad, hess)
     for r in range(n):
-        grad[order[r]] = g[r] * factor
-        hess[order[r]] = h[r] * factor
         loss_plus[order[r]] = lp[r]
         loss_minus[order[r]] = lm[r]
 
 
 @njit(parallel=True, cache=True)
-def _all_unbiased(scores, labels, pos, ptr, metric, form, p, sigma, trunc, score_norm, eps, list_norm,
-                  hess_mode, gain_code, threshold, t_plus, t_minus, loss_code):
+def _all_unbiased(scores, labels, pos, ptr, cfg, t_plus, t_minus, loss_code):
     """Every list in parallel; returns (grad, hess, loss_plus, loss_minus) per row (the
     losses are summed per position afterwards, so no two threads write one entry)."""
     n = scores.shape[0]
@@ -143,9 +140,8 @@ def _all_unbiased(scores, labels, pos, ptr, metric, form, p, sigma, trunc, score
     loss_minus = np.empty(n)
     for q in prange(ptr.shape[0] - 1):
         a, b = ptr[q], ptr[q + 1]
-        unbiased_list_gradients(scores[a:b], labels[a:b], pos[a:b], metric, form, p, sigma, trunc, score_norm,
-                                eps, list_norm, hess_mode, gain_code, threshold, t_plus, t_minus, loss_code,
-                                grad[a:b], hess[a:b], loss_plus[a:b], loss_minus[a:b])
+        unbiased_list_gradients(scores[a:b], labels[a:b], pos[a:b], cfg, t_plus, t_minus, loss_code, grad[a:b],
+                                hess[a:b], loss_plus[a:b], loss_minus[a:b])
     return grad, hess, loss_plus, loss_minus
 
 
@@ -393,11 +389,11 @@ class UnbiasedLambdaObjective:
                              "position of every training row, 1-based) or call set_positions first")
         pos = _check_positions(self.positions, len(s)) - 1
         metric, form = delta_codes(base.metric)
+        cfg = settings(metric, form, base.kernel_parameter(y), base.sigma, base.truncation or 0,
+                       base.score_normalization, base.score_normalization_eps, base.list_normalization,
+                       HESSIANS[base.hessian], False, GAINS[base.gain], base.relevance_threshold, 0)
         grad, hess, lp, lm = _all_unbiased(
-            s, y, pos, ptr, metric, form, float(base.kernel_parameter(y)), float(base.sigma),
-            int(base.truncation or 0), bool(base.score_normalization), float(base.score_normalization_eps),
-            bool(base.list_normalization), HESSIANS[base.hessian], GAINS[base.gain], float(base.relevance_threshold),
-            np.ascontiguousarray(self.propensity_plus_, dtype=np.float64),
+            s, y, pos, ptr, cfg, np.ascontiguousarray(self.propensity_plus_, dtype=np.float64),
             np.ascontiguousarray(self.propensity_minus_, dtype=np.float64), PAIR_LOSSES[self.pair_loss])
         weigh_and_floor(grad, hess, weights, ptr, base.hessian_floor)
         if update is None:

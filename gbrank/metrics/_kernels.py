@@ -73,20 +73,31 @@ def _groups_before(groups, kk):
 
 
 @njit(cache=True)
-def dcg(gains, groups, k):
-    """Expected DCG@k (k <= 0: whole list) of gains in rank order."""
-    kk = _cut(k, gains.shape[0])
+def _expected_top(values, groups, k, discounted):
+    """Expected sum over the top k (k <= 0: whole list) of ``values`` in rank order, each at
+    position q weighted by ``discount(q)`` (``discounted``) or by 1, a tie group's sum spread
+    evenly over its positions."""
+    kk = _cut(k, values.shape[0])
     total = 0.0
     for g in range(_groups_before(groups, kk)):
         a, b = groups[g], groups[g + 1]
-        sg = _group_sum(gains, a, b)
+        sg = _group_sum(values, a, b)
         if sg == 0.0:
             continue
-        sd = 0.0
-        for q in range(a, min(b, kk)):
-            sd += discount(q)
+        if discounted:
+            sd = 0.0
+            for q in range(a, min(b, kk)):
+                sd += discount(q)
+        else:
+            sd = float(min(b, kk) - a)
         total += sg * sd / (b - a)
     return total
+
+
+@njit(cache=True)
+def dcg(gains, groups, k):
+    """Expected DCG@k (k <= 0: whole list) of gains in rank order."""
+    return _expected_top(gains, groups, k, True)
 
 
 @njit(cache=True)
@@ -153,13 +164,7 @@ def nrbp(rel, groups, p):
 @njit(cache=True)
 def _top_count(rel, groups, k):
     """Expected number of relevant items in the top k."""
-    kk = _cut(k, rel.shape[0])
-    total = 0.0
-    for g in range(_groups_before(groups, kk)):
-        a, b = groups[g], groups[g + 1]
-        sg = _group_sum(rel, a, b)
-        total += sg * (min(b, kk) - a) / (b - a)
-    return total
+    return _expected_top(rel, groups, k, False)
 
 
 @njit(cache=True)
@@ -569,9 +574,12 @@ def ranked_values(scores, labels, keys, row_gains, row_judged, n_ranked, thresho
 
 
 @njit(cache=True)
-def list_metrics(scores, labels, keys, row_gains, row_judged, n_ranked, codes, ks, ps, threshold, ties,
-                 ap_divisor, top_gain, out):
-    """All requested metrics of one list into ``out``; returns the number of relevant items."""
+def list_metrics(scores, labels, keys, row_gains, row_judged, n_ranked, asked, policy, out):
+    """All requested metrics of one list into ``out``; returns the number of relevant items.
+    ``asked`` = (codes, ks, ps): the metrics; ``policy`` = (threshold, ties, ap_divisor,
+    top_gain): the settings every list shares (``evaluate_lists``)."""
+    codes, ks, ps = asked
+    threshold, ties, ap_divisor, top_gain = policy
     gains, rel, judged, groups = ranked_values(scores, labels, keys, row_gains, row_judged, n_ranked, threshold,
                                                ties)
     for m in range(codes.shape[0]):
@@ -584,8 +592,8 @@ def _evaluate_lists_template(mask):
     (bit c: code c); it refuses other codes before the loop."""
     MASK = mask
 
-    def evaluate_lists(scores, labels, keys, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold,
-                       ties, ap_divisor, top_gain):
+    def evaluate_lists(scores, labels, keys, row_gains, row_judged, starts, n_ranked, asked, policy):
+        codes = asked[0]
         for m in range(codes.shape[0]):
             if codes[m] < 0 or codes[m] > 62 or not (MASK >> codes[m]) & 1:
                 raise ValueError("evaluate_lists: a metric code outside this kernel variant's codes")
@@ -595,7 +603,7 @@ def _evaluate_lists_template(mask):
         for i in prange(n_lists):
             a, b = starts[i], starts[i + 1]
             n_rel[i] = list_metrics(scores[a:b], labels[a:b], keys[a:b], row_gains[a:b], row_judged[a:b],
-                                    n_ranked[i], codes, ks, ps, threshold, ties, ap_divisor, top_gain, values[i])
+                                    n_ranked[i], asked, policy, values[i])
         return values, n_rel
 
     return evaluate_lists
@@ -632,8 +640,8 @@ def evaluate_lists(scores, labels, keys, row_gains, row_judged, starts, n_ranked
                          f"{sorted(KERNEL_CODES)}")
     asked = frozenset(np.asarray(codes).tolist())
     kernel = evaluate_kernel(asked if len(asked) == 1 else KERNEL_CODES)
-    args = (scores, labels, keys, row_gains, row_judged, starts, n_ranked, codes, ks, ps, threshold, ties,
-            ap_divisor, top_gain)
+    args = (scores, labels, keys, row_gains, row_judged, starts, n_ranked, (codes, ks, ps),
+            (threshold, ties, ap_divisor, top_gain))
     compile_notice(kernel, "the evaluator's kernels", args, EVALUATE_COMPILE_SECONDS)
     return kernel(*args)
 

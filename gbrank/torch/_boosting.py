@@ -1,11 +1,11 @@
 r"""LambdaRank gradients of a gradient-boosting objective computed with torch, where the
 boosting library keeps its predictions (a GPU): the twin of the numba kernel
-``gbrank.lambdas._kernel.all_gradients`` for :class:`gbrank.LambdaObjective`'s plain
+``gbrank.lambdas._kernels.all_gradients`` for :class:`gbrank.LambdaObjective`'s plain
 settings, so that XGBoost with ``device="cuda"`` trains a gbrank objective without copying
 its predictions to the host and the gradients back every round
 (``gbrank.backends._xgboost.train_xgboost_device``).
 
-The algebra is the numba kernel's (``gbrank/lambdas/_kernel.py``): for a pair of rank
+The algebra is the numba kernel's (``gbrank/lambdas/_kernels.py``): for a pair of rank
 positions i < j with different labels, at least one of them (i) in the current top
 ``truncation``, d = s_hi - s_lo the score difference of the higher- and lower-labelled
 item, rho = 1 / (1 + exp(sigma d)) and |dM| the swap delta (``_deltas``, with nDCG's IDCG

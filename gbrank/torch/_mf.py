@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -11,12 +12,14 @@ import torch
 from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, check_unique_pairs, csr_difference, csr_from,
                             csr_rows, csr_take, display_id, holdout, sample_negatives, top_k)
 from .._validation import check_query_ids, is_positive_int
+from ..metrics import MetricSpec
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
 from ._distributed import ONE_PROCESS, check_distributed, data_parallel
+from ._losses import RankingLoss
 from ._persist import persistable
 from ._protocol import PROTOCOLS, evaluate_full, evaluate_sampled
-from ._training import train
+from ._training import TrainConfig, train
 
 
 class MatrixFactorization(torch.nn.Module):
@@ -217,6 +220,24 @@ def _axis_ids(ids, n: int, name: str, axis: str) -> np.ndarray:
 _SCORES_PER_BATCH = 1 << 22
 
 
+def _top_k_rows(codes: np.ndarray, scores_of, filtered: np.ndarray, k: int, n_items: int):
+    """The ``k`` best item codes of each of ``codes`` and their scores, best first (:func:`top_k`),
+    as two arrays of shape (len(codes), k): ``scores_of(rows)`` gives the scores of every item
+    for a batch of rows, [len(rows), n_items], with the items it leaves out at -inf; the
+    ``filtered`` items are left out for all.  At most about :data:`_SCORES_PER_BATCH` scores
+    are held at a time."""
+    out_items = np.empty((len(codes), k), dtype=np.int64)
+    out_scores = np.empty((len(codes), k), dtype=np.float64)
+    step = max(1, _SCORES_PER_BATCH // max(n_items, 1))
+    for a in range(0, len(codes), step):
+        scores = scores_of(codes[a:a + step])
+        scores[:, filtered] = -np.inf
+        top = top_k(scores, k)
+        out_items[a:a + step] = top
+        out_scores[a:a + step] = np.take_along_axis(scores, top, axis=1)
+    return out_items, out_scores
+
+
 class _Validation:
     """Model selection on sampled lists (explicit candidates) or on the full catalogue."""
 
@@ -235,6 +256,21 @@ class _Validation:
         res = evaluate_full(lambda rows: _row_scores(module, rows), with_pos, self.positives, self.exclude,
                             self.n_items, [self.metric])
         return float(res.mean()[name])
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What :meth:`MFRanker.fit` trains on, from its data preparation: the resolved loss,
+    model-selection metric, training settings and device, the random streams (``rng`` for
+    data, ``generator`` for torch) and the training task (its lists and validation)."""
+
+    loss: RankingLoss
+    metric: MetricSpec
+    config: TrainConfig
+    device: torch.device
+    rng: np.random.Generator
+    generator: torch.Generator
+    task: _MFTask
 
 
 @persistable
@@ -382,29 +418,18 @@ class MFRanker(TorchRanker):
                  loss_params: dict | None = None, init_std: float = 0.1, device: str = "auto",
                  random_state: int | None = None, verbose: int = 0, bounding: str | None = None,
                  distributed: bool = False):
-        self.loss = loss
-        self.bounding = bounding
+        super().__init__(loss=loss, optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay,
+                         epochs=epochs, batch_size=batch_size, eval_every=eval_every, eval_metric=eval_metric,
+                         validation_size=validation_size, early_stopping=early_stopping,
+                         relevance_threshold=relevance_threshold, loss_params=loss_params, device=device,
+                         random_state=random_state, verbose=verbose, bounding=bounding)
         self.n_factors = n_factors
         self.nsr = nsr
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.eval_every = eval_every
-        self.eval_metric = eval_metric
         self.eval_protocol = eval_protocol
-        self.validation_size = validation_size
-        self.early_stopping = early_stopping
         self.resample_negatives = resample_negatives
         self.positives_per_list = positives_per_list
-        self.relevance_threshold = relevance_threshold
         self.min_positives = min_positives
-        self.loss_params = loss_params
         self.init_std = init_std
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
         self.distributed = distributed
 
     def __sklearn_tags__(self):
@@ -458,6 +483,13 @@ class MFRanker(TorchRanker):
         -------
         self
         """
+        return self._train(self._prepare(X, y, items, eval_set, user_ids, item_ids, monitor), monitor)
+
+    def _prepare(self, X, y, items, eval_set, user_ids, item_ids, monitor) -> _Prepared:
+        """Data preparation of :meth:`fit`: check the parameters and the data, set the id maps
+        (``users_``, ``items_``, ``n_users_``, ``n_items_``, ``dropped_users_``, ``seen_*``),
+        hold out the validation data and build the training task.  Of the random streams it
+        draws from ``rng`` only (held-out positives, validation negatives), before training."""
         if hasattr(X, "tocoo") and hasattr(X, "nnz"):
             X, y, items = _matrix_pairs(X, y, items, user_ids, item_ids)
         elif user_ids is not None or item_ids is not None:
@@ -466,6 +498,23 @@ class MFRanker(TorchRanker):
         if monitor is not None and not callable(monitor):
             raise TypeError(f"monitor must be a callable monitor(estimator, epoch) -> dict or None, got {monitor!r}")
         loss, metric, config, device, rng, generator = self._setup()
+        nsr, per_list, val_size, min_pos = self._mf_settings(loss)
+        seen, positives = self._id_maps(X, y, items, min_pos)
+        train_pos, exclude, validation = self._split(seen, positives, eval_set, metric, val_size, nsr, rng)
+        task = _MFTask(train_pos, exclude, self.n_items_, nsr, bool(self.resample_negatives), int(self.batch_size),
+                       self.users_, validation, per_list)
+        # fail early, with the user's id, when nsr asks for more negatives than exist
+        need, available = task.need, self.n_items_ - np.diff(exclude[0])
+        if (need > available).any():
+            u = int(np.flatnonzero(need > available)[0])
+            raise NotEnoughNegatives(
+                f"nsr={nsr} asks for {need[u]} training negatives for user {display_id(self.users_[u])}, but only "
+                f"{available[u]} of the {self.n_items_} items are not among its interactions "
+                f"({int((need > available).sum())} user(s) are short); lower nsr or leave such users out")
+        return _Prepared(loss, metric, config, device, rng, generator, task)
+
+    def _mf_settings(self, loss):
+        """The checked MF parameters: ``(nsr, positives per list, validation size, min_positives)``."""
         check_distributed(self.distributed, self.random_state)
         nsr = check_nsr(self.nsr)
         per_list = self._positives_per_list(loss)
@@ -484,7 +533,12 @@ class MFRanker(TorchRanker):
                 or not np.isfinite(threshold) or threshold <= 0:
             raise ValueError(f"relevance_threshold must be a positive finite number (ratings at or above it are "
                              f"positives), got {threshold!r}")
-        items_extra = items
+        return nsr, per_list, val_size, min_pos
+
+    def _id_maps(self, X, y, items_extra, min_pos):
+        """Known users (those with ``min_positives``) and items as codes 0..n-1: sets ``users_``,
+        ``items_``, ``n_users_``, ``n_items_``, ``dropped_users_`` and ``seen_indptr_, seen_items_``;
+        returns the CSR rows (indptr, items) of every interaction and of the positives."""
         users, items, ratings = check_pairs(X, y)
         check_unique_pairs(users, items)
         if ratings is None:
@@ -516,7 +570,12 @@ class MFRanker(TorchRanker):
         seen = csr_from(ucode, icode, n_users)
         positives = csr_from(ucode[positive], icode[positive], n_users)
         self.seen_indptr_, self.seen_items_ = seen
+        return seen, positives
 
+    def _split(self, seen, positives, eval_set, metric, val_size, nsr, rng):
+        """``(training positives, items never drawn as training negatives, validation)``:
+        ``eval_set``'s lists, a held-out ``validation_size`` of each user's positives, or none."""
+        n_users, n_items = self.n_users_, self.n_items_
         validation = None
         if eval_set is not None:
             train_pos, exclude = positives, seen
@@ -546,27 +605,22 @@ class MFRanker(TorchRanker):
             train_pos, exclude = positives, seen
         if np.diff(train_pos[0]).sum() == 0:
             raise ValueError("no training positive is left after the validation split; lower validation_size")
-        task = _MFTask(train_pos, exclude, n_items, nsr, bool(self.resample_negatives), int(self.batch_size),
-                       self.users_, validation, per_list)
-        # fail early, with the user's id, when nsr asks for more negatives than exist
-        need, available = task.need, n_items - np.diff(exclude[0])
-        if (need > available).any():
-            u = int(np.flatnonzero(need > available)[0])
-            raise NotEnoughNegatives(
-                f"nsr={nsr} asks for {need[u]} training negatives for user {display_id(self.users_[u])}, but only "
-                f"{available[u]} of the {n_items} items are not among its interactions "
-                f"({int((need > available).sum())} user(s) are short); lower nsr or leave such users out")
+        return train_pos, exclude, validation
 
-        module = MatrixFactorization(n_users, n_items, int(self.n_factors))
-        module.reset_parameters(float(self.init_std), generator)
+    def _train(self, prepared: _Prepared, monitor) -> MFRanker:
+        """Training step of :meth:`fit`: initialise the factors, train, set the fitted attributes."""
+        p = prepared
+        module = MatrixFactorization(self.n_users_, self.n_items_, int(self.n_factors))
+        module.reset_parameters(float(self.init_std), p.generator)
         # fitted before training, so that a monitor can predict and score with the current weights
-        self.loss_, self.eval_metric_ = loss, str(metric)
+        self.loss_, self.eval_metric_ = p.loss, str(p.metric)
+        device = p.device
         try:
             with self._replicas(device) as replicas:
                 device = replicas.device_for(device)
                 self.module_ = module.to(device)
                 history, best_epoch, best_score = train(
-                    module, task, loss, config, device, generator, rng, str(metric), replicas,
+                    module, p.task, p.loss, p.config, device, p.generator, p.rng, str(p.metric), replicas,
                     monitor=None if monitor is None else (lambda epoch: monitor(self, epoch)))
         except BaseException:
             self.__dict__.pop("module_", None)  # a failed fit leaves no half-trained model behind
@@ -689,19 +743,14 @@ class MFRanker(TorchRanker):
             raise ValueError(f"k={k} exceeds the {int(left.min())} items a requested user has not seen"
                              f"{' and that are not in filter_items' if len(filtered) else ''}; lower k"
                              f"{' or pass exclude_seen=False' if exclude_seen else ''}")
-        out_items = np.empty((len(codes), k), dtype=np.int64)
-        out_scores = np.empty((len(codes), k), dtype=np.float64)
-        step = max(1, _SCORES_PER_BATCH // max(self.n_items_, 1))
-        for a in range(0, len(codes), step):
-            rows = codes[a:a + step]
+
+        def scores_of(rows):
             scores = self._score_user_rows(rows, double=False)  # float32: the order is that of float64
             if exclude_seen:
                 local, items = csr_take(self.seen_indptr_, self.seen_items_, rows)
                 scores[local, items] = -np.inf
-            scores[:, filtered] = -np.inf
-            top = top_k(scores, k)
-            out_items[a:a + step] = top
-            out_scores[a:a + step] = np.take_along_axis(scores, top, axis=1)
+            return scores
+        out_items, out_scores = _top_k_rows(codes, scores_of, filtered, k, self.n_items_)
         ids = self.items_[out_items]
         return (ids, out_scores) if return_scores else ids
 
@@ -748,17 +797,12 @@ class MFRanker(TorchRanker):
             factors = self.module_.item_factors.weight.detach().double().cpu().numpy()
         norms = np.linalg.norm(factors, axis=1)
         unit = factors / np.where(norms > 0, norms, 1.0)[:, None]
-        out_items = np.empty((len(codes), k), dtype=np.int64)
-        out_scores = np.empty((len(codes), k), dtype=np.float64)
-        step = max(1, _SCORES_PER_BATCH // max(self.n_items_, 1))
-        for a in range(0, len(codes), step):
-            rows = codes[a:a + step]
+
+        def scores_of(rows):
             scores = unit[rows] @ unit.T
             scores[np.arange(len(rows)), rows] = -np.inf  # not itself
-            scores[:, filtered] = -np.inf
-            top = top_k(scores, k)
-            out_items[a:a + step] = top
-            out_scores[a:a + step] = np.take_along_axis(scores, top, axis=1)
+            return scores
+        out_items, out_scores = _top_k_rows(codes, scores_of, filtered, k, self.n_items_)
         ids = self.items_[out_items]
         return (ids, out_scores) if return_scores else ids
 

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import torch
 
-from .._validation import as_1d_float, check_labels, check_query_ids, check_same_length, group_by_qid, is_positive_int
+from .._validation import (as_1d_float, as_float64, check_labels, check_query_ids, check_same_length, group_by_qid,
+                           is_positive_int)
 from ..evaluation import evaluate
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
@@ -47,10 +48,7 @@ def _check_features(X, n_features: int | None = None) -> np.ndarray:
     arr = np.asarray(X)
     if arr.ndim != 2:
         raise ValueError(f"X must be a 2-d array of features (n_rows, n_features), got shape {arr.shape}")
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"X must be numeric, got dtype {arr.dtype}")
-    wide = np.asarray(arr, dtype=np.float64)
-    bad = ~np.isfinite(wide)
+    wide, bad = as_float64(arr, "X")
     if bad.any():
         r, c = (int(v[0]) for v in np.nonzero(bad))
         raise ValueError(f"X contains {int(bad.sum())} NaN or infinite value(s) (first at row {r}, column {c}: "
@@ -92,7 +90,8 @@ class _NetTask:
         if self._x is None or self._x.device != device:
             self._x = torch.from_numpy(self.features).to(device)
         rows, labels, mask = batch
-        return (torch.from_numpy(rows).to(device),), torch.from_numpy(labels).to(device), torch.from_numpy(mask).to(device)
+        return ((torch.from_numpy(rows).to(device),), torch.from_numpy(labels).to(device),
+                torch.from_numpy(mask).to(device))
 
     @staticmethod
     def slice(inputs, a, b):
@@ -169,24 +168,13 @@ class NetRanker(TorchRanker):
                  validation_size: float = 0.2, early_stopping: int | None = None, relevance_threshold: float = 1.0,
                  loss_params: dict | None = None, device: str = "auto", random_state: int | None = None,
                  verbose: int = 0, bounding: str | None = None):
-        self.loss = loss
-        self.bounding = bounding
+        super().__init__(loss=loss, optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay,
+                         epochs=epochs, batch_size=batch_size, eval_every=eval_every, eval_metric=eval_metric,
+                         validation_size=validation_size, early_stopping=early_stopping,
+                         relevance_threshold=relevance_threshold, loss_params=loss_params, device=device,
+                         random_state=random_state, verbose=verbose, bounding=bounding)
         self.hidden = hidden
         self.activation = activation
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.eval_every = eval_every
-        self.eval_metric = eval_metric
-        self.validation_size = validation_size
-        self.early_stopping = early_stopping
-        self.relevance_threshold = relevance_threshold
-        self.loss_params = loss_params
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -217,8 +217,16 @@ def _warp_list(sc, lab, threshold, margin, max_trials, uni, harm, g, scale):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def _epoch(U, V, ptr, items, labels, rows, bptr, kind, threshold, margin, max_trials, uni, uoff, harm, lr, wd):
-    """SGD over the batches ``rows[bptr[k]:bptr[k + 1]]``; returns the sum of the per-list losses."""
+def _epoch(U, V, lists, batches, loss, warp, step):
+    """SGD over the batches ``rows[bptr[k]:bptr[k + 1]]``; returns the sum of the per-list losses.
+    The settings travel as records: ``lists`` = (ptr, items, labels), ``batches`` = (rows,
+    bptr), ``loss`` = (kind, threshold, margin, max_trials), ``warp`` = (uniforms, their
+    offsets, harmonic table), ``step`` = (learning rate, weight decay)."""
+    ptr, items, labels = lists
+    rows, bptr = batches
+    kind, threshold, margin, max_trials = loss
+    uni, uoff, harm = warp
+    lr, wd = step
     n_factors = U.shape[1]
     sc = np.empty(items.shape[0])
     g = np.empty(items.shape[0])
@@ -390,8 +398,9 @@ def epoch_arrays(user_factors: np.ndarray, item_factors: np.ndarray, ptr: np.nda
         harm = harmonic_table(int(np.diff(ptr).max(initial=0)))
     else:
         uni, uoff, harm = np.zeros(1), np.zeros(len(rows), np.int64), np.zeros(1)
-    total = _epoch(user_factors, item_factors, ptr, items, labels, rows, bptr, kind, float(relevance_threshold),
-                   float(margin), int(max_trials or 0), uni, uoff, harm, float(learning_rate), float(weight_decay))
+    total = _epoch(user_factors, item_factors, (ptr, items, labels), (rows, bptr),
+                   (kind, float(relevance_threshold), float(margin), int(max_trials or 0)), (uni, uoff, harm),
+                   (float(learning_rate), float(weight_decay)))
     n = len(rows)
     return (total / n if n else float("nan")), n
 

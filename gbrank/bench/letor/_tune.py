@@ -38,7 +38,7 @@ import numpy as np
 
 from gbrank.backends import BACKENDS
 
-from .._validation import is_positive_int
+from ..._validation import is_positive_int
 
 TUNE_MODES = ("none", "grid", "random")
 DEFAULT_BUDGET = 8

@@ -9,12 +9,12 @@ learning rate and round budget for all; tree sizes: ``num_leaves`` for LightGBM 
 Everything else is the library's default.  A fold without a ``vali`` split (the bundled
 example) gets one: ``vali_fraction`` of its training queries, drawn with the seed.
 
-The parts: the plan (``_letor_plan.py``: contenders, arguments, folds), one run
-(``_letor_run.py``), the run store (``_store.py``: each finished (contender, fold) run in
+The parts: the plan (``_plan.py``: contenders, arguments, folds), one run
+(``_run.py``), the run store (``bench/_store.py``: each finished (contender, fold) run in
 ``<out>/runs`` under a hash of everything that determines it, so an interrupted benchmark
 resumes where it stopped and a run made under other versions is trained again; locks let
-two processes share one ``--out``), the process pool (``_pool.py``) and the report
-(``_report.py``).  This module runs the benchmark: train what is missing, evaluate the test
+two processes share one ``--out``), the process pool (``bench/_pool.py``) and the report
+(``bench/_report.py``).  This module runs the benchmark: train what is missing, evaluate the test
 predictions per fold, write the report.
 """
 
@@ -30,13 +30,13 @@ from typing import Callable
 
 import numpy as np
 
-from .._progress import RunProgress
-from .._validation import plural
-from . import _store
-from ._letor_plan import (CURVE_METRICS, REGISTRY, REPORT_METRICS, Contender, LetorPlan, contender_listing,
-                          prepare_letor, select_contenders)
-from ._letor_run import fingerprint, load_cached, release_folds, run_key, run_name, run_versions, train_task
-from ._pool import train_missing
+from ..._progress import RunProgress
+from ..._validation import plural
+from .._pool import train_missing
+from .._store import RunStore, retrain_notes
+from ._plan import (CURVE_METRICS, REGISTRY, REPORT_METRICS, Contender, LetorPlan, contender_listing,
+                    prepare_letor, select_contenders)
+from ._run import fingerprint, load_cached, release_folds, run_key, run_name, run_versions, train_task
 
 log = logging.getLogger("gbrank.bench")
 #: the metrics of ``effects.md``
@@ -52,18 +52,18 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
 
     With ``plan.configs`` (``--tune``), every contender is trained with every configuration
     on every fold; the vali-best configuration of each (contender, fold) is the one whose
-    test predictions are evaluated (``_letor_tune.py``), and ``tuning.md``/``.csv``/``.png``
-    are written beside the report.
+    test predictions are evaluated (``_tune.py``), and ``tuning.md``/``.csv``/``.png``
+    are written beside the report.  The named analyses of ``plan.analyses`` (``_analyses.py``)
+    write their files there too.
 
     Progress lines go to ``write`` (the CLI prints them), by default to the ``gbrank.bench``
     logger at INFO level."""
     write = write or log.info
-    from ._letor_findings import write_findings
-    from ._letor_paradigm import write_paradigm
-    from ._report import write_report
+    from .._report import write_report
+    from ._analyses import ANALYSES
 
     out = plan.out_dir
-    store = _store.RunStore(out / "runs")
+    store = RunStore(out / "runs")
     fingerprints = {f.name: fingerprint(f) for f in plan.folds}
     for why in plan.left_out:
         write(why)
@@ -94,7 +94,7 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
           f"{plural(len(plan.contenders), 'contender')}"
           f"{tuned}: {plural(len(tasks), 'run')} to train, {counts['ok']} cached in {store.folder}; "
           f"{plural(plan.jobs, 'job')} x {plural(plan.threads, 'thread')}"
-          + _store.retrain_notes(counts))
+          + retrain_notes(counts))
     t_start = time.perf_counter()
     trained = set()
     # a bar on a terminal; elsewhere a log line per run and a heartbeat (gbrank._progress)
@@ -142,15 +142,14 @@ def run_letor(plan: LetorPlan, write: Callable[[str], None] | None = None) -> di
                                highlight=highlight, also_against=plan.also_against,
                                seconds={c.name: run_seconds([r for r in records if r["contender"] == c.name])
                                         for c in plan.contenders})
-        write_findings(out, per_query)
         extra = write_effects(out, summary, plan)
-        if write_paradigm(out, per_query) is not None:
-            extra.append("paradigm.md")
+        for name in plan.analyses:  # the named analyses asked for (--analyses, or the data preset)
+            extra += [f for f in ANALYSES[name].run(out, per_query) if f.endswith(".md")]
         if plan.configs:
-            from ._letor_tune import write_tuning
+            from ._tune import write_tuning
 
             extra += write_tuning(out, tuning, plan.configs, plan.settings["early_stopping_metric"], plan.tune)
-    write(f"report written to {out.resolve()}/ (summary.md, summary.json, findings.md, config.json, "
+    write(f"report written to {out.resolve()}/ (summary.md, summary.json, config.json, "
           "per_query.csv.gz, " + ", ".join([*extra, *(f for f in summary["files"] if f.endswith(".png"))]) + ")")
     return summary
 
@@ -161,7 +160,7 @@ def _grade(g) -> str:
 
 def _runs(plan: LetorPlan, fingerprints: dict) -> dict:
     """(contender, fold, configuration index, or None untuned) -> (run name, run settings)."""
-    from ._letor_run import tuned_settings
+    from ._run import tuned_settings
 
     runs = {}
     for c in plan.contenders:
@@ -174,12 +173,12 @@ def _runs(plan: LetorPlan, fingerprints: dict) -> dict:
     return runs
 
 
-def _choose(plan: LetorPlan, store: _store.RunStore, runs: dict, trained: set):
+def _choose(plan: LetorPlan, store: RunStore, runs: dict, trained: set):
     """The run whose test predictions count, per (contender, fold): the only one, or the
     vali-best configuration.  Returns (names, their records, the tuning table rows)."""
     from gbrank.metrics import parse_metric
 
-    from ._letor_tune import TUNED, choose, library_settings
+    from ._tune import TUNED, choose, library_settings
 
     higher = parse_metric(plan.settings["early_stopping_metric"]).higher_is_better
     names, records, table = {}, [], []
@@ -244,7 +243,7 @@ def write_effects(out, summary: dict, plan: LetorPlan) -> list[str]:
     return ["effects.md"]
 
 
-def evaluate_runs(plan: LetorPlan, store: _store.RunStore, names: dict):
+def evaluate_runs(plan: LetorPlan, store: RunStore, names: dict):
     """The tidy per-query table of every stored run's test predictions: one row per
     (contender, fold, query), the report metrics and the nDCG@k curve."""
     import pandas as pd
@@ -298,7 +297,7 @@ def _line(rec: dict, config: int | None = None) -> str:
 
 
 def _config(plan: LetorPlan, records: list[dict], fingerprints: dict, train_seconds: float) -> dict:
-    from ._report import environment
+    from .._report import environment
 
     return {
         "command": plan.command,
@@ -328,6 +327,7 @@ def _config(plan: LetorPlan, records: list[dict], fingerprints: dict, train_seco
             "tune": _tune_protocol(plan),
         },
         "left_out": list(plan.left_out),
+        "analyses": list(plan.analyses),
         "contenders": {c.name: {**dataclasses.asdict(c), "description": c.describe()} for c in plan.contenders},
         "versions": environment(("numpy", "scipy", "pandas", "numba", "sklearn", "lightgbm", "xgboost",
                                  "catboost", "matplotlib")),
@@ -337,7 +337,7 @@ def _config(plan: LetorPlan, records: list[dict], fingerprints: dict, train_seco
 
 
 def _tune_protocol(plan: LetorPlan) -> dict:
-    from ._letor_tune import mapping_text, space_text
+    from ._tune import mapping_text, space_text
 
     if not plan.configs:
         return {"mode": "none"}
@@ -352,7 +352,7 @@ def _tune_protocol(plan: LetorPlan) -> dict:
 def _notes(plan: LetorPlan, records: list[dict]) -> list[str]:
     s = plan.settings
     if plan.configs:
-        from ._letor_tune import mapping_text
+        from ._tune import mapping_text
 
         return [
             f"Data: {plan.data_label} ({plural(len(plan.folds), 'fold')}). "
@@ -381,7 +381,7 @@ def _notes(plan: LetorPlan, records: list[dict]) -> list[str]:
 def _run_table(plan: LetorPlan, records: list[dict], chosen: str | None = None) -> str:
     """The markdown table of the runs per contender: best rounds per fold, training seconds
     and, apart, the seconds its workers spent loading or compiling gbrank's kernels before
-    timing it (:func:`gbrank.bench._letor_run.warm_up`)."""
+    timing it (:func:`gbrank.bench.letor._run.warm_up`)."""
     by = {}
     for r in records:
         by.setdefault(r["contender"], []).append(r)

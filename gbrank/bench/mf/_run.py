@@ -14,9 +14,9 @@ from dataclasses import asdict, replace
 import numpy as np
 import pandas as pd
 
-from . import _store
-from ._mf_correction import corrected_metrics, sampled_ranks
-from ._mf_plan import ALL_METRICS, MFPlan, load_interactions, rating_pairs
+from .._store import RunStore
+from ._correction import corrected_metrics, sampled_ranks
+from ._plan import ALL_METRICS, MFPlan, load_interactions, rating_pairs
 
 _CACHE: dict = {}  # the data and the current split of this process
 
@@ -26,7 +26,7 @@ def _split(plan: MFPlan, nsr: int, seed: int):
     time per process)."""
     from gbrank.interactions import split_interactions
 
-    from ._mf_splits import read_fold, ready_split
+    from ._splits import read_fold, ready_split
 
     dropped = plan.dropped.get(f"nsr{nsr}-{plan.split_label(seed)}", [])
     key = ("split", plan.data, plan.relevance_threshold, plan.min_positives, plan.negatives, nsr, seed,
@@ -144,9 +144,9 @@ def _per_user_frame(values: dict, users: np.ndarray, names, n_items, n_relevant)
 
 def _fit_contender(plan: MFPlan, split, nsr: int, seed: int, contender: str, lr):
     """The fitted model (or baseline scorer) and its history with the monitored columns."""
-    from ._mf_baselines import BASELINES, BaselineScorer
-    from ._mf_select import PAPER_METRICS, ListsMonitor
-    from ._mf_splits import carve_validation
+    from ._baselines import BASELINES, BaselineScorer
+    from ._select import PAPER_METRICS, ListsMonitor
+    from ._splits import carve_validation
 
     t = plan.relevance_threshold
     y_fit, X_val, y_val = carve_validation(split.X_train, split.y_train, threshold=t,
@@ -290,7 +290,7 @@ def train_task(task, wait: bool):
         frame, meta = run_one(plan, nsr, seed, contender, lr)
         return frame_arrays(frame), {**meta, "settings": plan.run_settings(nsr, seed, contender, lr)}
 
-    got = _store.RunStore(pathlib.Path(folder)).claim(name, versions, train, wait=wait)
+    got = RunStore(pathlib.Path(folder)).claim(name, versions, train, wait=wait)
     if got is None:
         return None
     run, trained = got

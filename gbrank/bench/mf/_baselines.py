@@ -1,7 +1,7 @@
 """``gbrank bench mf``, the baselines every loss must beat: ``popularity`` (each item scored by
 its number of training positives, the same for every user) and ``random`` (seeded scores).
 
-Both are scorers with the interface the evaluation of ``_mf_run.py`` reads from a fitted
+Both are scorers with the interface the evaluation of ``_run.py`` reads from a fitted
 ``MFRanker`` (``users_``, ``items_``, ``n_users_``, ``n_items_``, ``_seen()``,
 ``_score_user_rows(rows)``, ``_score_codes(users, items)``, ``predict(X)``), so they are
 evaluated under every protocol exactly as the models are.  Scores are a pure function of
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validation import plural
+from ..._validation import plural
 
 BASELINES = ("popularity", "random")
 DESCRIPTIONS = {

@@ -1,5 +1,5 @@
 """``gbrank bench letor``, its plan: the contenders, the arguments checked and the folds loaded
-before any training (the protocol: ``_letor.py``).
+before any training (the protocol: ``_bench.py``).
 
 The contenders come from the backend records (:data:`gbrank.backends.BACKENDS`): each
 library's own ranking objectives, and gbrank's objectives on every library that takes them.
@@ -231,12 +231,13 @@ class LetorPlan:
     notes: list[str]
     baseline: str
     command: str | None = None
-    tune: str = "none"                                # "none", "grid" or "random" (_letor_tune.py)
+    tune: str = "none"                                # "none", "grid" or "random" (letor/_tune.py)
     configs: list = dataclasses.field(default_factory=list)   # the configurations of every contender
     also_against: list = dataclasses.field(default_factory=list)  # more references of the paired tests
     left_out: list = dataclasses.field(default_factory=list)   # messages: contenders unavailable here
     max_grade: float | None = None                    # top grade of the data's scale (ERR)
     dtype: str = "float64"                            # of the features as loaded (in each fold's fingerprint)
+    analyses: tuple = ()                              # the named analyses the report runs (letor/_analyses.py)
 
 
 DTYPES = ("float64", "float32")  # the feature types of --dtype
@@ -311,20 +312,26 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
                   num_leaves: int = 31, depth: int = 6, seed: int = 0, vali_fraction: float = 0.2,
                   baseline: str = "lightgbm:lambdarank", out_dir=None, jobs: int = 1,
                   threads: int | None = None, command: str | None = None, tune: str = "none",
-                  tune_budget: int | None = None, also_against=None, dtype: str = "float64") -> LetorPlan:
+                  tune_budget: int | None = None, also_against=None, dtype: str = "float64",
+                  analyses=None) -> LetorPlan:
     """Check every argument and load the data; raise ``ValueError``/``OSError`` with a message
     that names the problem and the fix.  Nothing is trained here.
 
     ``tune``: ``"none"`` (one setting: ``learning_rate``, ``num_leaves``, ``depth``),
     ``"grid"`` or ``"random"`` (``tune_budget`` configurations): the same configurations for
-    every contender, the vali-best one chosen per contender and fold (``_letor_tune.py``).
+    every contender, the vali-best one chosen per contender and fold (``_tune.py``).
     ``also_against``: more references (contender names) every contender is tested against,
     beside ``baseline``; added to the contenders if not selected.  Contenders whose gbrank
     objective this installation cannot build are left out, each with a message in
-    ``plan.left_out``."""
+    ``plan.left_out``.  ``analyses``: the named analyses of ``letor/_analyses.py`` the report
+    runs (comma-separated names, a list, or ``"none"``); None: those of the data preset
+    (``findings`` and ``paradigm`` for a dataset name such as mq2008, none for ``"example"`` or
+    a folder)."""
     from gbrank.metrics import parse_metric
 
-    from ._letor_tune import tune_configs
+    from .._analyses import choose_analyses
+    from ._analyses import ANALYSES, PRESET
+    from ._tune import tune_configs
 
     rounds = (QUICK_ROUNDS if quick else DEFAULT_ROUNDS) if rounds is None else rounds
     patience = (QUICK_PATIENCE if quick else DEFAULT_PATIENCE) if patience is None else patience
@@ -358,7 +365,10 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
     _check_libraries(chosen)
     if dtype not in DTYPES:
         raise ValueError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    chosen_analyses = choose_analyses(analyses, ANALYSES)
     loaded, label, source = _load_folds(data, folds, quick, np.dtype(dtype).type)
+    if analyses is None:
+        chosen_analyses = choose_analyses(None, ANALYSES, PRESET if _is_preset(data) else ())
     notes, ready = [], []
     for fold in loaded:
         if fold.vali is None:
@@ -372,7 +382,15 @@ def prepare_letor(*, data: str = "example", folds=None, contenders=None, quick: 
     out = pathlib.Path(out_dir) if out_dir else pathlib.Path("runs") / f"bench-letor-{label}"
     top = max(float(np.max(s.y)) for f in ready for s in (f.train, f.vali, f.test))
     return LetorPlan(data, label, ready, chosen, settings, out, jobs, threads, notes + left_out, baseline, command,
-                     tune, configs, references, left_out, top, dtype)
+                     tune, configs, references, left_out, top, dtype, chosen_analyses)
+
+
+def _is_preset(data: str) -> bool:
+    """Whether ``--data`` names one of the research's data sets (not the example, not a folder)."""
+    from gbrank.datasets import DATASETS
+
+    path = pathlib.Path(data).expanduser()
+    return data in DATASETS and not (path.exists() or os.sep in data or data.startswith("."))
 
 
 def _references(also_against, baseline: str) -> list[str]:

@@ -13,12 +13,12 @@ choice).  Each model is evaluated three ways, one per-user row each, labelled by
 * ``sampled``: the split's sampled test lists (the paper's protocol; optimistic, and it can
   reorder systems, Krichene & Rendle 2020);
 * ``corrected``: the full-catalogue metric estimated from the sampled ranks alone
-  (:mod:`gbrank.bench._mf_correction`).
+  (:mod:`gbrank.bench.mf._correction`).
 
-The parts: the plan (``_mf_plan.py``), one run (``_mf_run.py``), the run store
-(``_store.py``: one file per data x NSR x split x loss x settings in ``OUT/runs``, reused
+The parts: the plan (``_plan.py``), one run (``_run.py``), the run store
+(``bench/_store.py``: one file per data x NSR x split x loss x settings in ``OUT/runs``, reused
 when the command is run again; locks let two processes share one ``OUT``), the process pool
-(``_pool.py``) and the reports (``_mf_report.py``: ``OUT/full``, ``OUT/sampled``,
+(``bench/_pool.py``) and the reports (``_report.py``: ``OUT/full``, ``OUT/sampled``,
 ``OUT/corrected`` through :func:`gbrank.bench._report.write_report`, and ``OUT/summary.md``
 with the protocols side by side and the beyond-accuracy metrics of each model's top-10 lists,
 :func:`gbrank.beyond_accuracy`, also in ``OUT/beyond_accuracy.csv``).  This module runs the
@@ -34,12 +34,12 @@ import time
 
 import pandas as pd
 
-from .._progress import RunProgress
-from .._validation import plural
-from . import _store
-from ._mf_plan import MFPlan, prepare_mf
-from ._mf_report import write_reports
-from ._mf_run import arrays_frame, plan_dict, train_task
+from ..._progress import RunProgress
+from ..._validation import plural
+from .._store import Run, RunStore, SUFFIX, key, retrain_notes, slug
+from ._plan import MFPlan, prepare_mf
+from ._report import write_reports
+from ._run import arrays_frame, plan_dict, train_task
 
 __all__ = ["run_mf", "prepare_mf", "cached_run", "run_name", "run_versions", "chosen_runs"]
 
@@ -48,7 +48,7 @@ log = logging.getLogger("gbrank.bench")
 
 def _readable(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> str:
     rate = "" if lr is None else f"-lr{lr:g}"
-    return _store.slug(f"{plan.data_name}-nsr{nsr}-{plan.split_label(seed)}-"
+    return slug(f"{plan.data_name}-nsr{nsr}-{plan.split_label(seed)}-"
                        f"{contender.replace('@', 'at').replace('+', '-')}{rate}")
 
 
@@ -56,10 +56,10 @@ def run_name(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> str:
     """The run's name in the store: data, NSR, split, contender, learning rate and a hash of
     the run's settings (:meth:`MFPlan.run_settings`)."""
     settings = plan.run_settings(nsr, seed, contender, lr)
-    return f"{_readable(plan, nsr, seed, contender, lr)}__{_store.key(settings, length=12)}"
+    return f"{_readable(plan, nsr, seed, contender, lr)}__{key(settings, length=12)}"
 
 
-def same_run_other_ceiling(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> _store.Run | None:
+def same_run_other_ceiling(plan: MFPlan, nsr: int, seed: int, contender: str, lr=None) -> Run | None:
     """A stored run that *is* this run although it was trained under another ``--epochs``.
 
     Training does not look at the epoch ceiling until it reaches it (validation every epoch,
@@ -70,8 +70,8 @@ def same_run_other_ceiling(plan: MFPlan, nsr: int, seed: int, contender: str, lr
     settings equal this run's but for ``epochs``, or None."""
     want = {k: v for k, v in plan.run_settings(nsr, seed, contender, lr).items() if k != "epochs"}
     store = _store_of(plan)
-    for path in sorted(store.folder.glob(f"{_readable(plan, nsr, seed, contender, lr)}__*{_store.SUFFIX}")):
-        run = store.load(path.name[:-len(_store.SUFFIX)], warn=False)
+    for path in sorted(store.folder.glob(f"{_readable(plan, nsr, seed, contender, lr)}__*{SUFFIX}")):
+        run = store.load(path.name[:-len(SUFFIX)], warn=False)
         if run is None:
             continue
         settings = dict(run.record.get("settings", {}))
@@ -84,7 +84,7 @@ def same_run_other_ceiling(plan: MFPlan, nsr: int, seed: int, contender: str, lr
     return None
 
 
-def _lookup(plan: MFPlan, store: _store.RunStore, run: tuple, versions: dict) -> tuple[str, _store.Run | None, str]:
+def _lookup(plan: MFPlan, store: RunStore, run: tuple, versions: dict) -> tuple[str, Run | None, str]:
     """(state, stored run, how) of one planned run: the store's state of its own name
     (:meth:`RunStore.state`), else ``"ok"``/``"stale"`` for the same run stored under another
     epoch ceiling (:func:`same_run_other_ceiling`; ``how`` is then ``"other ceiling"``)."""
@@ -100,14 +100,14 @@ def _lookup(plan: MFPlan, store: _store.RunStore, run: tuple, versions: dict) ->
 def run_versions() -> dict:
     """The versions an MF run's result depends on (saved with it; a cached run made under
     other versions is trained again)."""
-    from ._report import environment
+    from .._report import environment
 
     env = environment(("numpy", "torch"))
     return {k: env[k] for k in ("gbrank", "numpy", "torch")}
 
 
-def _store_of(plan: MFPlan) -> _store.RunStore:
-    return _store.RunStore(pathlib.Path(plan.out) / "runs")
+def _store_of(plan: MFPlan) -> RunStore:
+    return RunStore(pathlib.Path(plan.out) / "runs")
 
 
 def cached_run(plan: MFPlan, nsr: int, seed: int, loss: str, lr=None):
@@ -156,7 +156,7 @@ def run_mf(plan: MFPlan, write=None) -> dict:
     Progress lines go to ``write`` (the CLI prints them), by default to the ``gbrank.bench``
     logger at INFO level."""
     write = write or log.info
-    from ._pool import train_missing
+    from .._pool import train_missing
 
     out = pathlib.Path(plan.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -189,7 +189,7 @@ def run_mf(plan: MFPlan, write=None) -> dict:
           f"({plural(plan.jobs, 'job')} x {plural(plan.threads, 'thread')}, device {plan.device})"
           + (f"; {other_ceiling} of the cached runs stopped on patience under another --epochs ceiling "
              "(or are baselines) and are the same runs under this one" if other_ceiling else "")
-          + _store.retrain_notes(counts))
+          + retrain_notes(counts))
     if reported_stale:
         write(f"--report-only: {plural(len(reported_stale), 'stored run')} made under other versions than this "
               f"installation's ({', '.join(f'{k} {v}' for k, v in sorted(versions.items()))}) are reported as they "
@@ -207,7 +207,7 @@ def run_mf(plan: MFPlan, write=None) -> dict:
     start = time.perf_counter()
     if todo:
         if plan.jobs == 1:  # the runs happen in this process: its thread budget (workers set their own)
-            from ._pool import thread_budget
+            from .._pool import thread_budget
 
             thread_budget(plan.threads)
         shared = plan_dict(plan)

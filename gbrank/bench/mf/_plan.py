@@ -1,8 +1,8 @@
 """``gbrank bench mf``, its plan: losses, baselines, NSR, splits (random or ready folds),
 learning rates and training settings checked, the data loaded and the feasibility of every
 (NSR, split, user) checked before any training (:func:`prepare_mf`).  The benchmark itself:
-``_mf.py``; one run: ``_mf_run.py``; the splits: ``_mf_splits.py``; the reports:
-``_mf_report.py``."""
+``_bench.py``; one run: ``_run.py``; the splits: ``_splits.py``; the reports:
+``_report.py``."""
 
 from __future__ import annotations
 
@@ -105,6 +105,7 @@ class MFPlan:
     feasibility: list = field(default_factory=list)  # per (NSR, split): users and short users
     lr_grid: dict = field(default_factory=dict)  # loss -> its learning rates
     paper_tables: str = ""  # the folder of the paper's result tables when the data are its splits
+    analyses: tuple = ()  # the named analyses the report runs (mf/_analyses.py)
 
     def training_settings(self) -> dict:
         """The settings a cached run must share to be reused (the learning rate and the users
@@ -319,7 +320,7 @@ def rates_for_loss(grid, loss: str) -> list[float] | None:
 
 def parse_baselines(text) -> list[str]:
     """``"popularity,random"`` -> the baselines; ``"none"`` -> []."""
-    from ._mf_baselines import BASELINES
+    from ._baselines import BASELINES
 
     if text is None:
         return list(BASELINES)
@@ -344,7 +345,7 @@ def _check_feasible(plan: MFPlan, table, fold_of) -> None:
     """The pre-check: per (NSR, split) count the users short of training, validation or test
     negatives; raise :class:`InfeasibleSplits` with the counts and the fix, or (with
     ``drop_infeasible_users``) record them in ``plan.dropped`` and leave them out."""
-    from ._mf_splits import InfeasibleSplits, first_short, infeasible_message, shortages, user_counts
+    from ._splits import InfeasibleSplits, first_short, infeasible_message, shortages, user_counts
 
     rows = []
     for n in plan.nsr:
@@ -388,21 +389,27 @@ def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, 
                validation_size=0.1, relevance_threshold=None, min_positives=25, device="auto", jobs=1,
                threads=None, out=None, quick=False, plots=True, command="",
                report_only=False, negatives="unrated", epoch_on="validation", baselines=None,
-               fixed_train_negatives=False, drop_infeasible_users=False) -> MFPlan:
+               fixed_train_negatives=False, drop_infeasible_users=False, analyses=None) -> MFPlan:
     """Validate every argument and the data, and check that every (NSR, split, user) has
     enough training, validation and test negatives, before any training; raise ValueError
-    (:class:`gbrank.bench._mf_splits.InfeasibleSplits` for the pre-check) or
+    (:class:`gbrank.bench.mf._splits.InfeasibleSplits` for the pre-check) or
     FileNotFoundError with what is wrong and how to fix it.
 
     ``data`` is a data set name (``movielens``, ``citeulike``), ``citeulike-paper`` (the
     paper's own CiteULike-a folds under ``$GBRANK_DATA``), a folder of ready folds
     (``fold_K/train.csv[.gz]`` and ``fold_K/test.csv[.gz]``) or a ratings file.  For ready
     folds ``splits`` selects folds (a count, or names ``fold_0,fold_2``); otherwise it is
-    the number of seeded random splits."""
+    the number of seeded random splits.  ``analyses``: the named analyses of
+    ``mf/_analyses.py`` the report runs (comma-separated names, a list, or ``"none"``); None:
+    the data preset's (``paper`` on the paper's own folds, which hold its tables; none
+    otherwise)."""
     from gbrank.torch import make_loss, resolve_device
 
-    from ._mf_splits import fold_numbers, parse_folds, read_fold, ready_folder
+    from .._analyses import choose_analyses
+    from ._analyses import ANALYSES
+    from ._splits import fold_numbers, parse_folds, read_fold, ready_folder
 
+    choose_analyses(analyses, ANALYSES)  # a bad name is reported before the data is read
     nsr_list = parse_nsr(nsr if nsr is not None else ("1" if quick else "1,2,5"))
     folder = ready_folder(str(data))
     if folder is None:
@@ -474,9 +481,13 @@ def prepare_mf(*, data="movielens", nsr=None, splits=None, seed=0, losses=None, 
                              f"a loss name ({', '.join(valid_loss_names())})")
     plan.lr_grid = {loss: list(rates_for_loss(rates, loss) or [default_learning_rate(loss, plan.optimizer)])
                     for loss in loss_list}
+    if folder is not None and (folder / "paper-results").is_dir():
+        plan.paper_tables = str(folder / "paper-results")
+    plan.analyses = choose_analyses(analyses, ANALYSES, ("paper",) if plan.paper_tables else ())
+    if "paper" in plan.analyses and not plan.paper_tables:
+        raise ValueError("--analyses paper compares with the paper's result tables, found only beside its own folds "
+                         f"(paper-results/ in a folder of ready folds, e.g. --data citeulike-paper); {data!r} has none")
     if folder is not None:
-        if (folder / "paper-results").is_dir():
-            plan.paper_tables = str(folder / "paper-results")
 
         def fold_of(k):
             fold = read_fold(folder, k)

@@ -17,8 +17,9 @@ with paired t-tests over the pooled test queries (:func:`gbrank.compare`), Holm-
    listwise objectives, per reference and metric.  "Better than both" needs a significant
    gain against each.
 
-``bench letor`` writes ``paradigm.md`` and ``paradigm.json`` beside its report when it ran a
-listwise objective.
+``bench letor --analyses paradigm`` (the named analysis of ``_analyses.py``, which the
+research's data presets ask for) writes ``paradigm.md`` and ``paradigm.json`` beside its
+report when it ran a listwise objective.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import pandas as pd
 
 from gbrank.evaluation import EvaluationResult, adjust_p_values, compare
 
-from .._validation import plural as count
+from ..._validation import plural as count
 
 #: (listwise objective, its LambdaRank twin, the metric both aim at)
 PAIRS = (("listwise_ndcg", "ndcg", "ndcg@10"), ("listwise_ap", "ap", "ap"), ("listwise_rr", "rr", "rr"),

@@ -19,8 +19,8 @@ import numpy as np
 
 from gbrank.backends import BACKENDS
 
-from . import _store
-from ._letor_plan import TREE_SIZE_SETTING, Contender, objective_arguments
+from .._store import RunStore, key, read_run, slug
+from ._plan import TREE_SIZE_SETTING, Contender, objective_arguments
 
 CACHE_VERSION = 1
 
@@ -40,16 +40,16 @@ def run_key(contender: Contender, fold_name: str, fingerprint: str, settings: di
     """Hash of everything that determines a run's test predictions (a contender field added
     later enters only when set, so that the other runs keep their keys)."""
     fields = {k: v for k, v in dataclasses.asdict(contender).items() if k not in ("normalised", "options") or v}
-    return _store.key({"v": CACHE_VERSION, "contender": fields, "fold": fold_name, "data": fingerprint,
+    return key({"v": CACHE_VERSION, "contender": fields, "fold": fold_name, "data": fingerprint,
                        "settings": settings})
 
 
 def tuned_settings(settings: dict, config: dict, library: str) -> dict:
     """The settings of one tuned run: the plan's protocol (rounds, patience, early-stopping
     metric, seed, vali fraction) and ``params``, the configuration as ``library`` receives
-    it (:func:`gbrank.bench._letor_tune.library_settings`); hashed into the run's key, so
+    it (:func:`gbrank.bench.letor._tune.library_settings`); hashed into the run's key, so
     configurations that reach a library alike share one run."""
-    from ._letor_tune import library_settings
+    from ._tune import library_settings
 
     kwargs, _ = library_settings(config, library)
     keep = ("early_stopping_metric", "rounds", "patience", "seed", "vali_fraction")
@@ -58,14 +58,14 @@ def tuned_settings(settings: dict, config: dict, library: str) -> dict:
 
 def run_name(contender: Contender, fold_name: str, fingerprint: str, settings: dict) -> str:
     """The run's name in the store: contender, fold and :func:`run_key`."""
-    return f"{_store.slug(contender.name)}__{fold_name}__{run_key(contender, fold_name, fingerprint, settings)}"
+    return f"{slug(contender.name)}__{fold_name}__{run_key(contender, fold_name, fingerprint, settings)}"
 
 
 def run_versions(contender: Contender) -> dict:
     """The versions a run's result depends on: gbrank, numpy, numba for gbrank's objectives,
     and the contender's library.  Saved with each run; a cached run made under other
     versions is trained again."""
-    from ._report import environment
+    from .._report import environment
 
     names = ("numpy", contender.library) + (("numba",) if contender.kind == "gbrank" else ())
     env = environment(names)
@@ -74,7 +74,7 @@ def run_versions(contender: Contender) -> dict:
 
 def load_cached(path) -> tuple[np.ndarray, dict]:
     """(test scores, record) of the run saved at ``path``."""
-    run = _store.read_run(path)
+    run = read_run(path)
     return run.arrays["scores"], run.record
 
 
@@ -207,5 +207,5 @@ def train_task(task, wait: bool):
         scores, record = train_one(contender, fold, settings, threads, scope=scope)
         return {"scores": scores}, record
 
-    got = _store.RunStore(pathlib.Path(folder)).claim(name, run_versions(contender), train, wait=wait)
+    got = RunStore(pathlib.Path(folder)).claim(name, run_versions(contender), train, wait=wait)
     return None if got is None else (got[0].record, got[1])

@@ -1,4 +1,4 @@
-"""``gbrank bench mf``, the reports: one per protocol through ``_report.write_report``, and
+"""``gbrank bench mf``, the reports: one per protocol through ``gbrank.bench._report.write_report``, and
 ``OUT/summary.md`` with the protocols side by side and the findings."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from dataclasses import asdict, replace
 import numpy as np
 import pandas as pd
 
-from .._validation import plural
-from ._mf_baselines import DESCRIPTIONS as BASELINE_TEXT
-from ._mf_plan import METRICS, PROTOCOLS, THESIS_TABLE_5_1, MFPlan
+from ..._validation import plural
+from ._baselines import DESCRIPTIONS as BASELINE_TEXT
+from ._plan import METRICS, PROTOCOLS, THESIS_TABLE_5_1, MFPlan
 
 
 def _config(plan: MFPlan, meta_list, elapsed) -> dict:
-    from ._report import environment
+    from .._report import environment
 
     env = environment(("numpy", "scipy", "pandas", "numba", "torch", "sklearn"))
     return {"benchmark": "gbrank bench mf", "plan": asdict(plan), "environment": env,
@@ -122,10 +122,12 @@ def lr_text(plan: MFPlan) -> str:
 
 def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all_meta=None) -> dict:
     """One report per protocol (``OUT/<protocol>``), ``OUT/summary.md`` beside them, the two
-    selections (``OUT/selection.csv``), the baseline flags (``OUT/baseline_flags.csv``) and,
-    on the paper's own splits, ``OUT/paper_comparison.md/.json``.  ``meta_list``: the runs of
-    the protocol rows (one learning rate per loss); ``all_meta``: every run of the grid."""
-    from ._report import write_report
+    selections (``OUT/selection.csv``), the baseline flags (``OUT/baseline_flags.csv``) and
+    what the named analyses of ``plan.analyses`` write (``mf/_analyses.py``).  ``meta_list``:
+    the runs of the protocol rows (one learning rate per loss); ``all_meta``: every run of the
+    grid."""
+    from .._report import write_report
+    from ._analyses import ANALYSES
 
     out = pathlib.Path(plan.out)
     config = _config(plan, meta_list, elapsed)
@@ -163,28 +165,17 @@ def write_reports(plan: MFPlan, per_query: pd.DataFrame, meta_list, elapsed, all
     flags.to_csv(out / "baseline_flags.csv", index=False, float_format="%.8g")
     text += "\n".join(baseline_section(plan_done, flags)) + "\n"
     text += "\n".join(feasibility_section(plan)) + "\n"
-    from ._mf_select import history_frame, select, selection_means
+    from ._select import history_frame, select, selection_means
 
     chosen = select(history_frame(all_meta if all_meta is not None else meta_list))
     chosen.to_csv(out / "selection.csv", index=False, float_format="%.8g")
     means = selection_means(chosen)
     text += "\n".join(selection_section(plan_done, means)) + "\n"
-    if plan.paper_tables:
-        from ._mf_paper import comparison, paper_means, write_comparison
-
-        cells = comparison(paper_means(plan.paper_tables), means)
-        notes = [f"Folds run: {', '.join(plan.split_label(x) for x in plan.seeds)}; NSR {_list(plan_done.nsr)}; "
-                 f"{lr_text(plan)}; at most {plan.epochs} epochs, early stopping after {plan.patience} evaluated "
-                 f"epochs without a validation improvement; {epoch_choice(plan)}.",
-                 "Objectives map to gbrank's losses: ap, dcg, rr -> <paradigm>_ap, _ndcg, _rr; LambdaRank-MF rbp_80, "
-                 "rbp_90, rbp_95 -> lambda_nrbp@0.8, @0.9, @0.95; listwise rbp_80, rbp_90, rbp_95 -> the one "
-                 "listwise_nrbp run (its loss does not depend on p; the paper's three rows are the same model, "
-                 "its epoch chosen per evaluation metric). RBP_p = gbrank's rbp@p (un-normalised) on the sampled "
-                 "test lists."]
-        write_comparison(out, cells, notes)
-        n_flag = int((cells["status"] == "flag").sum())
-        text += (f"\n## Beside the paper's tables\n\n`paper_comparison.md` / `.json`: {len(cells)} cells, "
-                 f"{int((cells['status'] != 'not run').sum())} run, {n_flag} flagged (|gbrank (a) - paper| > 0.02).\n")
+    for name in plan.analyses:  # the named analyses asked for (--analyses, or the data preset)
+        text += ANALYSES[name].run(plan, out, means, [
+            f"Folds run: {', '.join(plan.split_label(x) for x in plan.seeds)}; NSR {_list(plan_done.nsr)}; "
+            f"{lr_text(plan)}; at most {plan.epochs} epochs, early stopping after {plan.patience} evaluated "
+            f"epochs without a validation improvement; {epoch_choice(plan)}."])
     (out / "summary.md").write_text(text)
     return summaries
 
@@ -267,7 +258,7 @@ def feasibility_section(plan: MFPlan) -> list[str]:
 
 def selection_section(plan: MFPlan, means: pd.DataFrame) -> list[str]:
     """``summary.md``: the two selections of (learning rate, epoch) per loss and metric."""
-    from ._mf_select import PAPER_METRICS, SELECTIONS
+    from ._select import PAPER_METRICS, SELECTIONS
 
     lines = ["", "## The paper's metrics on the sampled test lists, two selections", "",
              f"Every evaluated epoch of every run recorded AP, nDCG, RR and RBP (p = 0.8, 0.9, 0.95; plain, "
@@ -462,7 +453,7 @@ def protocols_plot(plan: MFPlan, table: pd.DataFrame, path: pathlib.Path):
         from matplotlib.lines import Line2D
     except ImportError:  # pragma: no cover - matplotlib missing
         return None
-    from ._plots import SMALL
+    from .._plots import SMALL
 
     metrics = list(FINDING_METRICS)
     losses = [c for c in plan.contenders() if (table.loss == c).any()]

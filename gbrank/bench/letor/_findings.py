@@ -6,8 +6,9 @@
 
 Each claim is checked per library (``gbrank:`` = LightGBM, ``gbrank-xgb:`` = XGBoost) with
 paired t-tests over the pooled test queries (``gbrank.compare``), Holm-corrected
-(``gbrank.evaluation.adjust_p_values``) within each family stated below.  ``bench letor``
-writes ``findings.md`` and ``findings.json`` beside its report.
+(``gbrank.evaluation.adjust_p_values``) within each family stated below.  ``bench letor
+--analyses findings`` (the named analysis of ``_analyses.py``, which the research's data
+presets ask for) writes ``findings.md`` and ``findings.json`` beside its report.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import pathlib
 import pandas as pd
 
 from gbrank.evaluation import EvaluationResult, adjust_p_values, compare
+from gbrank.metrics import parse, parse_metric
 
-from .._validation import plural as count  # "1 gain", "2 gains", "0 losses"
+from ..._validation import plural as count  # "1 gain", "2 gains", "0 losses"
 
 UNBOUNDED = ["ndcg", "ap", "rr", "nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
 NRBP = ["nrbp@0.8", "nrbp@0.9", "nrbp@0.95"]
@@ -51,6 +53,13 @@ def tests(res: dict, pairs: list[tuple[str, str]], metric: str) -> list[dict]:
     return rows
 
 
+def on_own_metric(row: dict) -> bool:
+    """Whether ``row`` tests objective ``a`` on the metric it optimises (``gbrank:nrbp@0.8+minmax``
+    on ``nrbp@0.8``), as the metric record names both (:attr:`gbrank.metrics.MetricSpec.metric`)."""
+    objective = parse(row["a"].split(":", 1)[1], bounding=True, role="objective metric")
+    return objective.metric == parse_metric(row["metric"]).metric
+
+
 def sig(rows, sign) -> int:
     """How many of ``rows`` are significant (Holm p < 0.05) in the direction of ``sign``."""
     return sum(1 for r in rows if r["p_holm"] < 0.05 and (r["diff"] > 0) == (sign > 0))
@@ -80,14 +89,14 @@ def write_findings(folder, per_query: pd.DataFrame | None = None) -> dict:
         # (a) RR: rank of the rr objective among the six, per metric; rr vs each other, Holm over 5
         ranks = means.loc[names].rank(ascending=False, method="min")
         a_rows = [r for m in EVAL for r in tests(res, [(f"{prefix}:rr", n) for n in names if n != f"{prefix}:rr"], m)]
-        rr_on_rr = [r for r in a_rows if r["metric"] == "rr"]
+        rr_on_rr = [r for r in a_rows if on_own_metric(r)]  # the rr objective on RR
         # (b) each nRBP objective vs ndcg and ap, Holm over the 6 pairs, per metric
         b_rows = [r for m in EVAL for r in tests(res, [(f"{prefix}:{n}", f"{prefix}:{o}") for n in NRBP
                                                         for o in ("ndcg", "ap")], m)]
         # (c) each bounding vs the unbounded nRBP objective, Holm over the 4 boundings, per (p, metric)
         c_rows = [r for n in NRBP for m in EVAL
                   for r in tests(res, [(f"{prefix}:{n}+{b}", f"{prefix}:{n}") for b in BOUNDINGS], m)]
-        c_own = [r for r in c_rows if r["a"].split(":")[1].split("+")[0] == r["metric"]]
+        c_own = [r for r in c_rows if on_own_metric(r)]
         doc[lib] = {"means": {n: {m: float(means.loc[n, m]) for m in EVAL} for n in names},
                     "ranks": {n: {m: int(ranks.loc[n, m]) for m in EVAL} for n in names},
                     "a_rr_vs_others": a_rows, "b_nrbp_vs_ndcg_ap": b_rows, "c_bounded_vs_unbounded": c_rows}

@@ -87,7 +87,7 @@ def paper_means(folder, dataset: str = "citeulike") -> pd.DataFrame:
 
 def comparison(paper: pd.DataFrame, means: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
     """Every cell of the paper's tables beside gbrank's (a) and (b) means (from
-    :func:`gbrank.bench._mf_select.selection_means`): one row per paradigm, NSR, objective
+    :func:`gbrank.bench.mf._select.selection_means`): one row per paradigm, NSR, objective
     and evaluation metric, in the paper's order.  ``status`` is ``ok``, ``flag`` (|a - paper|
     > tolerance) or ``not run`` (gbrank has no value; the cell is kept)."""
     rows = []
