@@ -36,7 +36,7 @@ from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr
 from ..metrics import GAINS
 from ._deltas import delta, delta_codes
 from ._kernels import HESS_LIGHTGBM, _rho, list_factor, ranked_list, scatter
-from ._objective import HESSIANS, LambdaObjective, weigh_and_floor
+from ._objective import HESSIANS, LambdaObjective, ObjectiveBase, weigh_and_floor
 from ._settings import settings
 
 #: pair loss whose sums update the propensities: the paper's RankNet log-loss, or the
@@ -409,7 +409,7 @@ class UnbiasedLambdaObjective:
             self.n_updates_ += 1
         return grad, hess
 
-    # the boosting libraries' calling conventions: the very dispatch of LambdaObjective
-    # (lightgbm.train params["objective"], xgboost.train(obj=...), LGBMRanker's four arguments)
-    __call__ = LambdaObjective.__call__
-    calc_ders_range = LambdaObjective.calc_ders_range
+    # the boosting libraries' calling conventions: the objectives' shared delegation to
+    # gbrank.backends (lightgbm.train params["objective"], xgboost.train(obj=...), LGBMRanker)
+    __call__ = ObjectiveBase.__call__
+    calc_ders_range = ObjectiveBase.calc_ders_range
