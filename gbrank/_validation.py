@@ -408,3 +408,14 @@ def check_bool(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r:.40}")
     return bool(value)
+
+
+def store_init_params(estimator, given: dict) -> None:
+    """scikit-learn's ``__init__`` convention in one place: every parameter of the estimator's
+    ``__init__`` (``given`` is its ``locals()``) stored unchanged as the attribute of its name,
+    nothing validated or derived (``fit`` does that), so ``get_params``, ``set_params`` and
+    ``clone`` round-trip.  Shared by every gbrank estimator (``GBRanker``,
+    ``DaskGBRanker``, ``MFRanker``, ``NetRanker``)."""
+    for name, value in given.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)

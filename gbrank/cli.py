@@ -16,6 +16,7 @@ functions are listed in ``BENCH_COMMANDS``; their handlers call the public funct
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import os
 import sys
@@ -52,27 +53,28 @@ def _add_choice(p, flag: str, choices: tuple, help: str) -> None:
     p.add_argument(flag, choices=choices, default=choices[0], help=help)
 
 
+def _command(subparsers, name: str, builder: Callable, help: str) -> argparse.ArgumentParser:
+    """The parser of one (sub)command: ``help`` is its line in the parent's list, and the
+    docstring of ``builder`` (the function that adds it) is the description at the top of
+    its own ``--help``, filled to the terminal's width."""
+    return subparsers.add_parser(name, help=help, description=inspect.getdoc(builder),
+                                 formatter_class=HelpFormatter)
+
+
 # ---------------------------------------------------------------------------------------
 # gbrank evaluate
 
 
 def _add_evaluate(subparsers) -> None:
-    p = subparsers.add_parser(
-        "evaluate",
-        help="evaluate a TREC run file against a qrels file, as trec_eval does",
-        description=(
-            "Evaluate RUN against QRELS with trec_eval's meaning: R, the ideal DCG and recall "
-            "denominators come from QRELS, so a relevant document the run did not retrieve lowers "
-            "AP, recall and nDCG; retrieved documents without a judgement (or with a negative "
-            "grade) are not relevant and count as unjudged. The rank column of RUN is ignored; "
-            "extra trailing fields and '#' comment lines are accepted; files may be gzipped. "
-            "trec_eval's numbers: --ties trec_eval (its order of tied scores, document id "
-            "descending). Metric names: gbrank's (ndcg@10, ap, rr, p@5, nrbp@0.95, bpref, err@20) or "
-            "trec_eval's (map, ndcg_cut.10, P.5,10, recall.100, recip_rank, Rprec, bpref, "
-            "success.1, set_F) or ranx's (mrr, map@10, hit_rate@10, f1@10)."
-        ),
-        formatter_class=HelpFormatter,
-    )
+    """Evaluate RUN against QRELS with trec_eval's meaning: R, the ideal DCG and recall denominators come from
+    QRELS, so a relevant document the run did not retrieve lowers AP, recall and nDCG; retrieved documents
+    without a judgement (or with a negative grade) are not relevant and count as unjudged. The rank column of
+    RUN is ignored; extra trailing fields and '#' comment lines are accepted; files may be gzipped. trec_eval's
+    numbers: --ties trec_eval (its order of tied scores, document id descending). Metric names: gbrank's
+    (ndcg@10, ap, rr, p@5, nrbp@0.95, bpref, err@20) or trec_eval's (map, ndcg_cut.10, P.5,10, recall.100,
+    recip_rank, Rprec, bpref, success.1, set_F) or ranx's (mrr, map@10, hit_rate@10, f1@10)."""
+    p = _command(subparsers, "evaluate", _add_evaluate,
+                 "evaluate a TREC run file against a qrels file, as trec_eval does")
     p.add_argument("run", help="TREC run file: qid Q0 docid rank score tag")
     p.add_argument("qrels", help="TREC qrels file: qid 0 docid relevance")
     p.add_argument("-m", "--metric", action="append", dest="metrics", metavar="NAME",
@@ -302,23 +304,16 @@ def _folds_arg(text: str) -> list[int]:
 
 
 def _add_bench_letor(bench_subparsers) -> None:
+    """Train every chosen contender on each fold's train split with early stopping on its vali split (the same
+    gbrank metric, patience and round budget for all), predict the test split, and write per-query scores,
+    summary.md/json (means with 95% CIs, paired t-tests against --baseline with Holm's correction), plots and
+    config.json to --out. Finished runs are cached in --out/runs and skipped when the command is run again;
+    processes sharing one --out split the runs; --analyses adds named analyses of the report. Evaluation:
+    gbrank.evaluate, queries without a relevant document score 0, tied scores averaged over their orders."""
     from gbrank.bench import LETOR_ANALYSES, LETOR_ANALYSES_DEFAULT
 
-    p = bench_subparsers.add_parser(
-        "letor",
-        help="compare ranking objectives (built-in LambdaMART, CatBoost, gbrank's) on LETOR folds",
-        description=(
-            "Train every chosen contender on each fold's train split with early stopping on its "
-            "vali split (the same gbrank metric, patience and round budget for all), predict the "
-            "test split, and write per-query scores, summary.md/json (means with 95% CIs, paired "
-            "t-tests against --baseline with Holm's correction), plots and config.json to --out. "
-            "Finished runs are cached in --out/runs and skipped when the command is run again; "
-            "processes sharing one --out split the runs; --analyses adds named analyses of the report. "
-            "Evaluation: gbrank.evaluate, queries without a relevant document score 0, tied "
-            "scores averaged over their orders."
-        ),
-        formatter_class=HelpFormatter,
-    )
+    p = _command(bench_subparsers, "letor", _add_bench_letor,
+                 "compare ranking objectives (built-in LambdaMART, CatBoost, gbrank's) on LETOR folds")
     p.add_argument("--data", default="example",
                    help="'example' (LightGBM's bundled example data), a dataset name under "
                         "$GBRANK_DATA such as mq2008, or a folder with Fold1..FoldK or a single "
@@ -425,33 +420,27 @@ _MF_LOSSES_HELP = (
 
 
 def _add_bench_mf(bench_subparsers) -> None:
+    """For every NSR (negatives per positive) and split, train matrix factorisation with every chosen loss and
+    learning rate, and score the popularity and random baselines. Splits are seeded random splits (ratings >=
+    threshold are positives; users with at least --min-positives positives; 20% of each user's positives held
+    out) or ready folds (--data FOLDER with fold_K/train.csv[.gz] and fold_K/test.csv[.gz], or citeulike-paper:
+    the paper's own CiteULike-a folds); NSR x as many test negatives are drawn once per user. Before any
+    training every NSR, split and user is checked for enough training, validation and test negatives (exit 2
+    with the counts and the fix, or --drop-infeasible-users). Training runs up to --epochs (the paper's 3000)
+    with early stopping on a validation split of each user's training positives; every evaluated epoch records
+    the paper's six metrics (AP, nDCG, RR, RBP at p = 0.8, 0.9, 0.95) on the test and validation lists, from
+    which two selections of (learning rate, epoch) are reported: (a) the paper's, on the test metric
+    (optimistic), and (b) the honest one, on validation. Each model is also evaluated on the full catalogue, on
+    the sampled test lists and with the corrected sampled estimate (Krichene & Rendle 2020): OUT/full,
+    OUT/sampled, OUT/corrected, OUT/summary.md (with losses at or below popularity flagged), OUT/selection.csv,
+    and the files of the named analyses (--analyses; on the paper's folds by default the paper's tables beside
+    gbrank's, OUT/paper_comparison.md/.json). Finished runs are cached in OUT/runs and reused; processes sharing
+    one OUT split the runs."""
     from gbrank.bench import MF_ANALYSES, MF_ANALYSES_DEFAULT
 
-    p = bench_subparsers.add_parser(
-        "mf",
-        help="the recommendation protocol of Li et al. 2021 with gbrank's MF: losses x NSR x splits, baselines, "
-             "both selections, the paper's tables",
-        description=(
-            "For every NSR (negatives per positive) and split, train matrix factorisation with every chosen "
-            "loss and learning rate, and score the popularity and random baselines. Splits are seeded random "
-            "splits (ratings >= threshold are positives; users with at least --min-positives positives; 20% "
-            "of each user's positives held out) or ready folds (--data FOLDER with fold_K/train.csv[.gz] and "
-            "fold_K/test.csv[.gz], or citeulike-paper: the paper's own CiteULike-a folds); NSR x as many test "
-            "negatives are drawn once per user. Before any training every NSR, split and user is checked for "
-            "enough training, validation and test negatives (exit 2 with the counts and the fix, or "
-            "--drop-infeasible-users). Training runs up to --epochs (the paper's 3000) with early stopping on a "
-            "validation split of each user's training positives; every evaluated epoch records the paper's six "
-            "metrics (AP, nDCG, RR, RBP at p = 0.8, 0.9, 0.95) on the test and validation lists, from which "
-            "two selections of (learning rate, epoch) are reported: (a) the paper's, on the test metric "
-            "(optimistic), and (b) the honest one, on validation. Each model is also evaluated on the full "
-            "catalogue, on the sampled test lists and with the corrected sampled estimate (Krichene & Rendle "
-            "2020): OUT/full, OUT/sampled, OUT/corrected, OUT/summary.md (with losses at or below popularity "
-            "flagged), OUT/selection.csv, and the files of the named analyses (--analyses; on the paper's folds "
-            "by default the paper's tables beside gbrank's, OUT/paper_comparison.md/.json). Finished runs are "
-            "cached in OUT/runs and reused; processes sharing one OUT split the runs."
-        ),
-        formatter_class=HelpFormatter,
-    )
+    p = _command(bench_subparsers, "mf", _add_bench_mf,
+                 "the recommendation protocol of Li et al. 2021 with gbrank's MF: losses x NSR x splits, baselines, "
+                 "both selections, the paper's tables")
     p.add_argument("--data", default="movielens",
                    help="'movielens' (ml-latest-small) or 'citeulike' (CiteULike-a) under $GBRANK_DATA; "
                         "'citeulike-paper' ($GBRANK_DATA/citeulike-a-paper-splits: the paper's own folds and "
@@ -560,12 +549,10 @@ BENCH_COMMANDS: list[Callable] = [_add_bench_letor, _add_bench_mf]
 
 
 def _add_bench(subparsers) -> None:
-    p = subparsers.add_parser(
-        "bench",
-        help="benchmarks: compare ranking objectives under one protocol and write a report",
-        description="Benchmarks that train several contenders under one protocol and write a "
-                    "report (per-query scores, summary with CIs and paired tests, plots).",
-    )
+    """Benchmarks that train several contenders under one protocol and write a report (per-query scores, summary
+    with CIs and paired tests, plots)."""
+    p = _command(subparsers, "bench", _add_bench,
+                 "benchmarks: compare ranking objectives under one protocol and write a report")
     bench_subparsers = p.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True,
                                         help="the benchmark to run; BENCHMARK --help describes it")
     for add in BENCH_COMMANDS:

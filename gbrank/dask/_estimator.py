@@ -11,9 +11,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_choice, check_labels, first_infinite
+from .._validation import check_choice, check_labels, first_infinite, store_init_params
 from ..backends import get_backend
-from ..estimators import GBRanker, resolve_objective, store_init_params
+from ..estimators import GBRanker, resolve_objective
 from ..lambdas import GRADIENT_OBJECTIVES
 from ._evaluate import evaluate
 from ._lightgbm import train_lightgbm_dask

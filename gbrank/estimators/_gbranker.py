@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._validation import (as_1d_float, check_feature_matrix, check_labels, check_query_ids, contiguous_groups,
-                           no_usable_features)
+                           no_usable_features, store_init_params)
 from ..backends import BACKENDS, SETTINGS, get_backend, ptr_from_sizes
 from ..evaluation import evaluate
 from ..metrics import parse_metric
@@ -185,16 +185,6 @@ def explain_library_error(err: Exception, label: str, n_rows: int):
             "min_data_in_leaf=20 a split needs at least 40 rows with distinct feature values. Give more rows, "
             "or pass backend_params={'min_data_in_leaf': 1, 'min_data_in_bin': 1} for tiny data")
     return None
-
-
-def store_init_params(estimator, given: dict) -> None:
-    """scikit-learn's ``__init__`` convention in one place: every parameter of the estimator's
-    ``__init__`` (``given`` is its ``locals()``) stored unchanged as the attribute of its name,
-    nothing validated or derived (``fit`` does that), so ``get_params``, ``set_params`` and
-    ``clone`` round-trip.  Shared by :class:`GBRanker` and ``gbrank.dask.DaskGBRanker``."""
-    for name, value in given.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)
 
 
 class GBRanker(BaseEstimator):

@@ -154,6 +154,14 @@ def _pair_rows(s, inv_t, n_act):
     return m, r
 
 
+@njit(cache=True, inline="always")
+def _opening(s, st, n_act):
+    """What every smoothed-metric kernel starts from: the list length n, 1/T and
+    ``_pair_rows``' M and R~ over the ``n_act`` active items."""
+    m, r = _pair_rows(s, st.inv_t, n_act)
+    return s.shape[0], st.inv_t, m, r
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _rank_rows(m, a, n_act, k_end, curvature, grad, hb, hc):
     """grad_i += sum_{k != i} q_ik (a_k - a_i), q_ik = P_ik (1 - P_ik), over the pairs of an
@@ -218,9 +226,7 @@ def _gains_and_ideal_dcg(y, gain_code):
 
 @njit(cache=True)
 def _ndcg(s, gains, idcg, n_act, st, grad, hb, hc):
-    n = s.shape[0]
-    inv_t = st.inv_t
-    m, r = _pair_rows(s, inv_t, n_act)
+    n, inv_t, m, r = _opening(s, st, n_act)
     a = np.zeros(n)
     loss = 0.0
     for i in range(n_act):
@@ -233,9 +239,7 @@ def _ndcg(s, gains, idcg, n_act, st, grad, hb, hc):
 
 @njit(cache=True)
 def _ap(s, n_rel, st, grad, hb, hc):
-    n = s.shape[0]
-    inv_t = st.inv_t
-    m, r = _pair_rows(s, inv_t, n_rel)
+    n, inv_t, m, r = _opening(s, st, n_rel)
     a = np.zeros(n)
     b = np.zeros(n)
     loss = 0.0
@@ -255,9 +259,7 @@ def _ap(s, n_rel, st, grad, hb, hc):
 
 @njit(cache=True)
 def _rr(s, n_rel, st, grad, hb, hc):
-    n = s.shape[0]
-    inv_t = st.inv_t
-    m, r = _pair_rows(s, inv_t, n_rel)
+    n, inv_t, m, r = _opening(s, st, n_rel)
     log_t = np.zeros(n_rel)  # ln Q_i = -sum_{j relevant, != i} softplus((s_j - s_i)/T), then - ln R~_i
     for i in range(n_rel):
         for j in range(i + 1, n_rel):

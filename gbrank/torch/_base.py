@@ -16,31 +16,9 @@ from ._training import TrainConfig, check_config
 
 
 class TorchRanker(BaseEstimator):
-    """Base of :class:`MFRanker` and :class:`NetRanker` (not used on its own)."""
-
-    def __init__(self, *, loss, optimizer, learning_rate, weight_decay, epochs, batch_size, eval_every, eval_metric,
-                 validation_size, early_stopping, relevance_threshold, loss_params, device, random_state, verbose,
-                 bounding):
-        """The settings every torch estimator has (read by :meth:`_setup`), stored as given.
-        Each estimator's ``__init__`` lists them with its own defaults and hands them here,
-        as scikit-learn's estimators do with their bases (``get_params`` reads the
-        estimator's signature)."""
-        self.loss = loss
-        self.bounding = bounding
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.eval_every = eval_every
-        self.eval_metric = eval_metric
-        self.validation_size = validation_size
-        self.early_stopping = early_stopping
-        self.relevance_threshold = relevance_threshold
-        self.loss_params = loss_params
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
+    """Base of :class:`MFRanker` and :class:`NetRanker` (not used on its own): the set-up
+    both share, from the settings each estimator's ``__init__`` lists with its own defaults
+    and stores as given (``gbrank._validation.store_init_params``)."""
 
     # ---- set-up shared by fit ---------------------------------------------------------
     def _loss_options(self) -> dict:

@@ -11,7 +11,7 @@ import torch
 
 from ..interactions import (NotEnoughNegatives, check_nsr, check_pairs, check_unique_pairs, csr_difference, csr_from,
                             csr_rows, csr_take, display_id, holdout, sample_negatives, top_k)
-from .._validation import check_query_ids, is_positive_int
+from .._validation import check_query_ids, is_positive_int, store_init_params
 from ..metrics import MetricSpec
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
@@ -418,19 +418,7 @@ class MFRanker(TorchRanker):
                  loss_params: dict | None = None, init_std: float = 0.1, device: str = "auto",
                  random_state: int | None = None, verbose: int = 0, bounding: str | None = None,
                  distributed: bool = False):
-        super().__init__(loss=loss, optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay,
-                         epochs=epochs, batch_size=batch_size, eval_every=eval_every, eval_metric=eval_metric,
-                         validation_size=validation_size, early_stopping=early_stopping,
-                         relevance_threshold=relevance_threshold, loss_params=loss_params, device=device,
-                         random_state=random_state, verbose=verbose, bounding=bounding)
-        self.n_factors = n_factors
-        self.nsr = nsr
-        self.eval_protocol = eval_protocol
-        self.resample_negatives = resample_negatives
-        self.positives_per_list = positives_per_list
-        self.min_positives = min_positives
-        self.init_std = init_std
-        self.distributed = distributed
+        store_init_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from .._validation import (as_1d_float, as_float64, check_labels, check_query_ids, check_same_length, group_by_qid,
-                           is_positive_int)
+                           is_positive_int, store_init_params)
 from ..evaluation import evaluate
 from ._base import TorchRanker
 from ._batching import bucket_batches, pad
@@ -168,13 +168,7 @@ class NetRanker(TorchRanker):
                  validation_size: float = 0.2, early_stopping: int | None = None, relevance_threshold: float = 1.0,
                  loss_params: dict | None = None, device: str = "auto", random_state: int | None = None,
                  verbose: int = 0, bounding: str | None = None):
-        super().__init__(loss=loss, optimizer=optimizer, learning_rate=learning_rate, weight_decay=weight_decay,
-                         epochs=epochs, batch_size=batch_size, eval_every=eval_every, eval_metric=eval_metric,
-                         validation_size=validation_size, early_stopping=early_stopping,
-                         relevance_threshold=relevance_threshold, loss_params=loss_params, device=device,
-                         random_state=random_state, verbose=verbose, bounding=bounding)
-        self.hidden = hidden
-        self.activation = activation
+        store_init_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
