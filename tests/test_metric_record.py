@@ -246,3 +246,53 @@ def test_contributing_names_every_file_that_holds_per_metric_code():
     assert "gbrank/lambdas/_deltas.py" in holders and "gbrank/bounds/_kernels.py" in holders
     missing = [f for f in holders + ["gbrank/metrics/_record.py", "gbrank/lambdas/_swap.py"] if f"`{f}`" not in recipe]
     assert not missing, f"CONTRIBUTING.md's recipes do not name {missing}"
+
+
+# Comparisons with a family's name outside gbrank/metrics/ that are not about gbrank's
+# metrics: (file under gbrank/, the comparison as ast.unparse writes it) -> why
+NAME_COMPARISONS_ELSEWHERE = {
+    ("evaluation/_trec_measures.py", "family.name in ('ndcg', 'ndcg_rel', 'Rndcg', 'G')"):
+        "trec_eval's own measure names (its gain parameters), not gbrank families",
+    ("torch/_sampled.py", "step not in ('warp', 'auc')"): "the two steps of the sampled SGD, not metrics",
+    ("lambdas/_listwise.py", "k not in ('metric', 'p', 'bounding')"): "parameter names of get_params",
+}
+
+
+def _family_name_comparisons(source: str, names) -> list[str]:
+    """The comparisons in ``source`` with a metric family's name as one operand (a string, or
+    a tuple, list or set holding one), but for those with a record's ``.param`` (whose values
+    are parameter names such as 'p', RBP's persistence, not families)."""
+    import ast
+
+    def strings(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return {node.value}
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        return set()
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        if any(isinstance(o, ast.Attribute) and o.attr == "param" for o in operands):
+            continue
+        if any(strings(o) & names for o in operands):
+            found.append(ast.unparse(node))
+    return found
+
+
+def test_no_module_outside_metrics_compares_a_value_with_a_family_name():
+    """The record is the only word on what a metric is: code elsewhere asks the record
+    (``param``, ``graded``, ``higher_is_better``, ``delta``, ...) rather than testing names."""
+    from pathlib import Path
+
+    pkg = Path(gbrank.__file__).resolve().parent
+    names = set(METRICS)
+    assert _family_name_comparisons("if objective.metric in ('nrbp', 'err'): pass", names)  # the scan sees one
+    assert not _family_name_comparisons("if METRICS[m].param == 'p': pass", names)
+    found = {(str(f.relative_to(pkg)), text) for f in sorted(pkg.rglob("*.py")) if f.parent.name != "metrics"
+             or f.parent.parent != pkg for text in _family_name_comparisons(f.read_text(), names)}
+    assert found - set(NAME_COMPARISONS_ELSEWHERE) == set(), "compare with the record's fields instead"
+    assert set(NAME_COMPARISONS_ELSEWHERE) <= found, "an allowed comparison is gone: drop it from the list"

@@ -228,6 +228,12 @@ RULES = (
          append=" --queries 200 --docs 50 --judged 20 --repeats 1", slow=True, timeout=600),
     Rule(ENV + PYTHON + r" benchmarks/bench_pair_weights\.py.*", "--quick, one repeat",
          append=" --quick --repeats 1", slow=True, timeout=600),
+    Rule(ENV + PYTHON + r" benchmarks/bench_against_commit\.py.*",
+         "against HEAD in a temporary checkout, 50 lists, one call and one 2-round training run of each "
+         "(no --worktree, no --save: the recorded figures stay as measured)",
+         replace=((r" --worktree \S+", ""), (r" --save \S+", "")),
+         append=" --base HEAD --parts calls,training --queries 50 --calls 1 --repeats 1 --rounds 2",
+         slow=True, needs=("lightgbm",), timeout=900),
     Rule(ENV + PYTHON + r" benchmarks/bench_objective_speed\.py.*", "--quick (300 lists, 10 rounds, 1 repeat)",
          append=" --quick --repeats 1", slow=True, timeout=600),
     Rule(ENV + PYTHON + r" benchmarks/bench_xgboost_device\.py .*",

@@ -89,7 +89,9 @@ def test_degenerate_lists_are_finite_with_zero_weight(loss, bounding):
     y = torch.tensor([[0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0], [1, 0, 1, 0]], dtype=torch.float64)
     m = torch.ones(4, 4, dtype=torch.bool)
     m[2, 1:] = False  # a one-item list
-    s = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+    # seeded: the distribution map is flat beyond its range, so for some draws (23 of 300 seeds
+    # for listwise_rr) list 3's bounded loss sits on the flat part and its gradient is truly zero
+    s = torch.randn(4, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64, requires_grad=True)
     out = make_loss(loss, bounding=bounding)(s, y, m)
     assert torch.isfinite(out).all()
     assert out[:3].tolist() == [0.0, 0.0, 0.0]
