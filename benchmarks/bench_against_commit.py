@@ -50,7 +50,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_objective_speed import _interleaved, synthetic_set  # noqa: E402  (the working tree's data)
+from bench_objective_speed import COMPILE_SNIPPET, _interleaved, synthetic_set  # noqa: E402
 BASE_PACKAGE = "gbrank_base"
 
 #: case name -> the objective (``gradients(scores, y, ptr)``) built from package ``g``, or "evaluate"
@@ -72,15 +72,8 @@ CALL_CASES = {
     "evaluate ndcg@10 ap rr": "evaluate",
 }
 
-COMPILE_CHILD = """
-import json, time, numpy as np
-t = time.perf_counter()
-import gbrank
-from gbrank.lambdas import LambdaObjective
-for m in ("ndcg", "ap", "rr", "nrbp@0.9"):
-    LambdaObjective(m).gradients(np.array([0.3, 0.1, 0.2]), np.array([1.0, 0.0, 2.0]), np.array([0, 3]))
-print(json.dumps({"gbrank": gbrank.__file__, "seconds": time.perf_counter() - t}))
-"""
+# bench_objective_speed.py's first-use snippet (its last line: the seconds), then where gbrank came from
+COMPILE_CHILD = COMPILE_SNIPPET + "import gbrank\nprint(gbrank.__file__)\n"
 
 
 def _load() -> str:
@@ -230,11 +223,10 @@ def compile_times(trees: dict, pairs: int, work: pathlib.Path) -> dict:
                                           capture_output=True, text=True)
                     if proc.returncode != 0:
                         raise SystemExit(f"the compile run in {trees[tree]} failed:\n{proc.stderr[-3000:]}")
-                    out = json.loads(proc.stdout.strip().splitlines()[-1])
-                    where = pathlib.Path(out["gbrank"]).resolve()
-                    if trees[tree].resolve() not in where.parents:
+                    seconds, where = proc.stdout.strip().splitlines()[-2:]
+                    if trees[tree].resolve() not in pathlib.Path(where).resolve().parents:
                         raise SystemExit(f"the process meant for {trees[tree]} imported gbrank from {where}")
-                    times[tree][key].append(out["seconds"])
+                    times[tree][key].append(float(seconds))
         print(f"  compile pair {k + 1}/{pairs} done, load {_load()}", file=sys.stderr, flush=True)
     return times
 

@@ -113,7 +113,7 @@ def _active_first(active):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _pair_rows(s, inv_t, n_act):
+def _pair_rows(s, st, n_act):
     """For the items a < ``n_act`` (the active ones, first) and every b > a: M[a, b] =
     sigmoid((s_a - s_b) / T) (an n_act x n array; M[b, a] = 1 - M[a, b]), and the smoothed
     ranks R~_a = 1 + sum_{j != a} M[j, a] of the active items (the other entries of the
@@ -121,8 +121,9 @@ def _pair_rows(s, inv_t, n_act):
 
     With e_i = exp((s_i - max s) / T), M[a, b] = e_a / (e_a + e_b): one exp per item, not per
     pair, unless the scores span more than 600 T (e would leave the normal range), when
-    every pair gets its own exp."""
+    every pair gets its own exp.  ``st``: the call's ``ListwiseSettings`` (T)."""
     n = s.shape[0]
+    inv_t = st.inv_t
     m = np.empty((n_act, n))
     r = np.ones(n)
     if n_act == 0:
@@ -152,14 +153,6 @@ def _pair_rows(s, inv_t, n_act):
             acc += 1.0 - p
         r[a] += acc
     return m, r
-
-
-@njit(cache=True, inline="always")
-def _opening(s, st, n_act):
-    """What every smoothed-metric kernel starts from: the list length n, 1/T and
-    ``_pair_rows``' M and R~ over the ``n_act`` active items."""
-    m, r = _pair_rows(s, st.inv_t, n_act)
-    return s.shape[0], st.inv_t, m, r
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -226,7 +219,8 @@ def _gains_and_ideal_dcg(y, gain_code):
 
 @njit(cache=True)
 def _ndcg(s, gains, idcg, n_act, st, grad, hb, hc):
-    n, inv_t, m, r = _opening(s, st, n_act)
+    n, inv_t = s.shape[0], st.inv_t
+    m, r = _pair_rows(s, st, n_act)
     a = np.zeros(n)
     loss = 0.0
     for i in range(n_act):
@@ -239,7 +233,8 @@ def _ndcg(s, gains, idcg, n_act, st, grad, hb, hc):
 
 @njit(cache=True)
 def _ap(s, n_rel, st, grad, hb, hc):
-    n, inv_t, m, r = _opening(s, st, n_rel)
+    n, inv_t = s.shape[0], st.inv_t
+    m, r = _pair_rows(s, st, n_rel)
     a = np.zeros(n)
     b = np.zeros(n)
     loss = 0.0
@@ -259,7 +254,8 @@ def _ap(s, n_rel, st, grad, hb, hc):
 
 @njit(cache=True)
 def _rr(s, n_rel, st, grad, hb, hc):
-    n, inv_t, m, r = _opening(s, st, n_rel)
+    n, inv_t = s.shape[0], st.inv_t
+    m, r = _pair_rows(s, st, n_rel)
     log_t = np.zeros(n_rel)  # ln Q_i = -sum_{j relevant, != i} softplus((s_j - s_i)/T), then - ln R~_i
     for i in range(n_rel):
         for j in range(i + 1, n_rel):
