@@ -17,6 +17,7 @@ from gbrank.lambdas import LambdaObjective
 from gbrank.lambdas import _kernels
 from gbrank.lambdas._deltas import delta_codes
 from gbrank.lambdas._objective import GAINS, HESSIANS
+from gbrank.metrics import with_delta
 
 
 def _lists(rng, n_lists, low=2, high=60, max_label=4):
@@ -92,6 +93,30 @@ def test_other_sigma_keeps_the_kernels_xgboost_hessian():
     np.testing.assert_array_equal(g, g_ref)
     np.testing.assert_array_equal(h, h_ref)
 
+
+
+@pytest.mark.parametrize("table", [False, True], ids=["span-over-700", "sigmoid-table"])
+@pytest.mark.parametrize("family", sorted(with_delta()))
+def test_a_variants_exp_per_pair_lists_equal_the_general_kernel_to_the_bit(family, table):
+    """The default settings run a metric's own variant (``gradient_kernel``), whose lists
+    with an exp per pair (scores spanning > 700, LightGBM's sigmoid table) go through the
+    loop of any form that the general kernel runs too: the values are the same to the bit."""
+    rng = np.random.default_rng(11)
+    scores, labels, ptr, _ = _lists(rng, 40)
+    for q in range(0, 40, 3):
+        scores[ptr[q]:ptr[q + 1]] *= 400.0
+    metric = family + "@0.8" if with_delta()[family].param == "p" else family
+    obj = LambdaObjective(metric, sigmoid_table=table)
+    assert _kernels.is_lean(HESSIANS[obj.hessian], obj.score_normalization, 0)
+    g, h = obj.gradients(scores, labels, ptr)
+    bound, scale, cdf, x0, x1 = obj._bounding_arrays(labels, ptr)
+    cfg = _kernels.settings(*delta_codes(obj.metric), obj.kernel_parameter(labels), obj.sigma, obj.truncation or 0,
+                            obj.score_normalization, obj.score_normalization_eps, obj.list_normalization,
+                            HESSIANS[obj.hessian], table, GAINS[obj.gain], obj.relevance_threshold, bound)
+    g_ref, h_ref = _kernels._all_gradients_general(scores, labels, ptr, cfg, _kernels.bounding(scale, cdf, x0, x1))
+    assert np.abs(g_ref).max() > 1e-3
+    np.testing.assert_array_equal(g, g_ref)
+    np.testing.assert_array_equal(h, h_ref)
 
 # ---------------------------------------------------------------------------------------
 # one objective object, many calls

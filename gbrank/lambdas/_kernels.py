@@ -29,8 +29,8 @@ from numba import njit, prange
 
 from ..bounds import grid_interp
 from .._jit import KernelFamily, compile_notice, jit_variant, kernel_variants
-from ._deltas import (ANY, CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, list_value, metric_kernels,
-                      prepare, rr_delta)
+from ._deltas import (ANY, CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, form_delta, linear_delta, list_value,
+                      metric_kernels, prepare, rr_delta)
 from ._settings import DistPoint, bounding, settings
 from ._stack import STACK_DOUBLES, stack_copy
 
@@ -494,25 +494,49 @@ def _all_gradients_template(metric_code, form_code, bound_code, lean):
 
 
 @kernel_variants
+def sparse_kernel(form_code: int):
+    """``_pairs_sparse`` of one swap-delta form without the distribution map, shared by the
+    variants of every metric of that form (``gradient_kernel``): the loop of LightGBM's
+    sigmoid table and of lists whose scores span > 700 / sigma, the main loop of the
+    cascade form only.  Compiled once per process for all of them, not once per variant:
+    it was a quarter of a variant's first compile (docs/speed.md, "Settings records")."""
+    tag = f"form{form_code}".replace("-", "any")
+    return jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=form_delta(form_code, tag),
+                       _pair_terms=_PLAIN_TERMS)
+
+
+#: the pair kernels without the distribution map's branch, shared by the variants of every
+#: metric without it (``gradient_kernel``, ``sparse_kernel``): one compile per process
+_PLAIN_TERMS = jit_variant(_pair_terms_template(False), "plain", {"error_model": "numpy"})
+_PLAIN_PAIR = jit_variant(_linear_pair.py_func, "plain", {"error_model": "numpy"}, _pair_terms=_PLAIN_TERMS)
+_PLAIN_RR = jit_variant(_pairs_rr.py_func, "plain", {}, _pair_terms=_PLAIN_TERMS)
+
+
+@kernel_variants
 def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: bool):
     """The compiled gradient loop of one metric code, its form code and one bound code (none
     or a linear map); ``lean``: for LightGBM's hessian (the mode the kernels run, XGBoost's
     at sigma 1 included) without score normalisation, the default objective's settings
     (``is_lean``; every other setting runs ``_all_gradients_general``).  A variant holds
     only the kernels its objective runs, so its first call compiles those only (numba's
-    on-disk cache keeps each variant: ``scripts/warmup.py`` fills it)."""
+    on-disk cache keeps each variant: ``scripts/warmup.py`` fills it); without the
+    distribution map the pair kernels that are the same code for every metric are shared
+    (``_PLAIN_TERMS``, ``_PLAIN_PAIR``, ``_PLAIN_RR``, ``sparse_kernel``), compiled once
+    per process."""
     tag = "_".join(str(c).replace("-", "any") for c in (metric_code, form_code, bound_code)) + \
         ("_lean" if lean else "_full")
     prepare_v, delta_v, list_value_v = metric_kernels(metric_code, form_code, tag)
-    with_dist = bound_code in (ANY, BOUND_DIST)
-    terms = jit_variant(_pair_terms_template(with_dist), tag, {"error_model": "numpy"})
-    pair = jit_variant(_linear_pair.py_func, tag, {"error_model": "numpy"}, _pair_terms=terms)
+    if bound_code in (ANY, BOUND_DIST):
+        terms = jit_variant(_pair_terms_template(True), tag, {"error_model": "numpy"})
+        pair = jit_variant(_linear_pair.py_func, tag, {"error_model": "numpy"}, _pair_terms=terms)
+        sparse = jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=delta_v, _pair_terms=terms)
+        rr = jit_variant(_pairs_rr.py_func, tag, {}, _pair_terms=terms)
+    else:  # the pair terms without the map are the same code for every metric: compiled once, shared
+        pair, sparse, rr = _PLAIN_PAIR, sparse_kernel(form_code), _PLAIN_RR
     loop = jit_variant(_linear_loop.py_func, tag, dict(_LINEAR_OPTIONS, inline="always"), _linear_pair=pair)
     linear = jit_variant(_pairs_linear_template(form_code, bound_code, lean), tag, _LINEAR_OPTIONS,
                          _linear_loop=loop)
     ranked = jit_variant(ranked_list.py_func, tag, {"inline": "always"}, prepare=prepare_v)
-    sparse = jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=delta_v, _pair_terms=terms)
-    rr = jit_variant(_pairs_rr.py_func, tag, {}, _pair_terms=terms)
     per_list = jit_variant(_list_gradients_template(metric_code, form_code, bound_code, lean), tag,
                            {"inline": "always"}, ranked_list=ranked, list_value=list_value_v, _pairs_sparse=sparse,
                            _pairs_linear=linear, _pairs_rr=rr)
