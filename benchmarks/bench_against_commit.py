@@ -24,8 +24,9 @@ half (quartiles) of the ratios of adjacent base and new timings in brackets.
 
     python benchmarks/bench_against_commit.py --base ce19cfe --worktree /tmp/base
 
-``--worktree`` keeps the base checkout, its renamed copy and their numba caches for the next
-run; without it a temporary one is made and removed. Run it on a quiet machine, and first
+``--cases`` times some of the call cases only (``--cases ndcg ap``). ``--worktree`` keeps the
+base checkout, its renamed copy and their numba caches for the next run; without it a
+temporary one is made and removed. Run it on a quiet machine, and first
 against ``--base HEAD`` with nothing changed: identical code compiled into two places is not
 equally fast (on a shared 2-core machine some gradient calls differed by up to 20 % between
 the two copies, the same way in two runs), and that floor, not zero, is what a change is
@@ -238,6 +239,8 @@ def main(argv=None) -> int:
     ap.add_argument("--worktree", default=None, help="where to keep the base checkout between runs")
     ap.add_argument("--parts", default="calls,training,compile", help="comma-separated: calls, training, compile")
     ap.add_argument("--calls", type=int, default=30, help="timed calls of each case and tree, alternating")
+    ap.add_argument("--cases", nargs="+", default=list(CALL_CASES), metavar="CASE",
+                    help="the call cases to time (quote a name with spaces)")
     ap.add_argument("--repeats", type=int, default=3, help="training runs of each contender, interleaved")
     ap.add_argument("--compile-pairs", type=int, default=3, help="pairs of cold-compile processes, alternating")
     ap.add_argument("--queries", type=int, default=4800, help="lists of the synthetic set")
@@ -248,6 +251,10 @@ def main(argv=None) -> int:
     unknown = sorted(set(parts) - {"calls", "training", "compile"})
     if unknown:
         ap.error(f"unknown part(s) {', '.join(unknown)}; choose among calls, training, compile")
+    unknown = [c for c in args.cases if c not in CALL_CASES]
+    if unknown:
+        ap.error(f"unknown call case(s) {' | '.join(unknown)}; choose among {' | '.join(CALL_CASES)}")
+    cases = {c: CALL_CASES[c] for c in args.cases}
 
     base, remove = base_checkout(args.base, args.worktree)
     result = {"base": args.base, "base_tree": str(base), "settings": vars(args), "load_at_start": _load(),
@@ -262,8 +269,8 @@ def main(argv=None) -> int:
             print(f"data: {len(y):,} rows, {len(sizes):,} lists, {X.shape[1]} features", flush=True)
         if "calls" in parts:
             scores = np.random.default_rng(1).normal(size=len(y))
-            times = gradient_calls(packages, y, ptr, scores, args.calls)
-            result["calls"] = paired_rows(times, CALL_CASES)
+            times = gradient_calls(packages, y, ptr, scores, args.calls, cases)
+            result["calls"] = paired_rows(times, cases)
             _print(f"1. one gradient call, {args.calls} of each tree, alternating", result["calls"], 1e3, "ms")
         if "training" in parts:
             runs = training_runs(packages, X, y, sizes, args.rounds, args.repeats)

@@ -45,6 +45,14 @@ def test_an_unknown_part_is_refused_with_the_choices(against, capsys):
     assert "unknown part(s) speedy; choose among calls, training, compile" in capsys.readouterr().err
 
 
+
+def test_an_unknown_call_case_is_refused_with_the_choices(against, capsys):
+    with pytest.raises(SystemExit) as err:
+        against.main(["--parts", "calls", "--cases", "ndcg", "ndgc"])
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert "unknown call case(s) ndgc; choose among ndcg | ap | rr" in message
+
 def test_the_base_copy_imports_itself_not_the_working_tree(against, tmp_path):
     pkg = tmp_path / "gbrank"
     (pkg / "sub").mkdir(parents=True)
