@@ -15,7 +15,7 @@ gradient calls differed by up to 1.6x from one process to the next). Three parts
   ``lambdarank`` and gbrank's dnDCG configured alike, truncation 30 and off, ``--rounds``
   rounds), the built-in, base and new interleaved ``--repeats`` times, so that both trees'
   gbrank / built-in ratio of medians (the figure that script reports) comes from one run;
-* ``compile``: the import and first gradient call of four metrics with an empty numba cache
+* ``compile``: the import and first gradient call of four metrics (``--compile-metrics``) with an empty numba cache
   (compiles) and again from the cache that run filled, in fresh processes of each tree
   alternating (``--compile-pairs``).
 
@@ -75,6 +75,17 @@ CALL_CASES = {
 
 # bench_objective_speed.py's first-use snippet (its last line: the seconds), then where gbrank came from
 COMPILE_CHILD = COMPILE_SNIPPET + "import gbrank\nprint(gbrank.__file__)\n"
+#: the metrics whose first call ``COMPILE_SNIPPET`` compiles, as written in it
+SNIPPET_METRICS = ("ndcg", "ap", "rr", "nrbp@0.9")
+
+
+def compile_child(metrics=SNIPPET_METRICS) -> str:
+    """``COMPILE_CHILD`` with the first call of ``metrics`` instead of the snippet's four."""
+    source = lambda ms: "(" + ", ".join(json.dumps(m) for m in ms) + ("," if len(ms) == 1 else "") + ")"  # noqa: E731
+    if source(SNIPPET_METRICS) not in COMPILE_CHILD:
+        raise RuntimeError("COMPILE_SNIPPET of bench_objective_speed.py no longer lists its metrics as "
+                           f"{source(SNIPPET_METRICS)}: update SNIPPET_METRICS")
+    return COMPILE_CHILD.replace(source(SNIPPET_METRICS), source(tuple(metrics)))
 
 
 def _load() -> str:
@@ -212,7 +223,7 @@ def training_runs(packages: dict, X, y, sizes, rounds: int, repeats: int, thread
     return out
 
 
-def compile_times(trees: dict, pairs: int, work: pathlib.Path) -> dict:
+def compile_times(trees: dict, pairs: int, work: pathlib.Path, metrics=SNIPPET_METRICS) -> dict:
     """tree -> {"empty cache": [...], "from the cache": [...]} of fresh processes, alternating."""
     times = {tree: {"empty cache": [], "from the cache": []} for tree in trees}
     for k in range(pairs):
@@ -220,7 +231,7 @@ def compile_times(trees: dict, pairs: int, work: pathlib.Path) -> dict:
             with tempfile.TemporaryDirectory(dir=work) as cache:
                 env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(trees[tree]))
                 for key in ("empty cache", "from the cache"):
-                    proc = subprocess.run([sys.executable, "-c", COMPILE_CHILD], cwd=trees[tree], env=env,
+                    proc = subprocess.run([sys.executable, "-c", compile_child(metrics)], cwd=trees[tree], env=env,
                                           capture_output=True, text=True)
                     if proc.returncode != 0:
                         raise SystemExit(f"the compile run in {trees[tree]} failed:\n{proc.stderr[-3000:]}")
@@ -243,6 +254,8 @@ def main(argv=None) -> int:
                     help="the call cases to time (quote a name with spaces)")
     ap.add_argument("--repeats", type=int, default=3, help="training runs of each contender, interleaved")
     ap.add_argument("--compile-pairs", type=int, default=3, help="pairs of cold-compile processes, alternating")
+    ap.add_argument("--compile-metrics", nargs="+", default=list(SNIPPET_METRICS), metavar="METRIC",
+                    help="objectives whose import and first call the compile part times")
     ap.add_argument("--queries", type=int, default=4800, help="lists of the synthetic set")
     ap.add_argument("--rounds", type=int, default=100, help="LightGBM rounds of each training run")
     ap.add_argument("--save", default=None, help="write the figures to this JSON file")
@@ -255,6 +268,12 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown call case(s) {' | '.join(unknown)}; choose among {' | '.join(CALL_CASES)}")
     cases = {c: CALL_CASES[c] for c in args.cases}
+    from gbrank.lambdas import LambdaObjective
+    for m in args.compile_metrics:
+        try:
+            LambdaObjective(m)
+        except ValueError as err:
+            ap.error(f"--compile-metrics {m!r}: {err}")
 
     base, remove = base_checkout(args.base, args.worktree)
     result = {"base": args.base, "base_tree": str(base), "settings": vars(args), "load_at_start": _load(),
@@ -286,9 +305,10 @@ def main(argv=None) -> int:
                 print(f"  {'':32s} built-in {builtin:.2f} s; gbrank / built-in, ratio of medians: "
                       f"base {row['base_over_builtin']:.3f}, new {row['new_over_builtin']:.3f}")
         if "compile" in parts:
-            times = compile_times({"base": base, "new": ROOT}, args.compile_pairs, work)
+            times = compile_times({"base": base, "new": ROOT}, args.compile_pairs, work, args.compile_metrics)
             result["compile"] = paired_rows(times, ["empty cache", "from the cache"])
-            _print(f"3. import and first call of four metrics, {args.compile_pairs} fresh processes of each tree",
+            _print(f"3. import and first call of {', '.join(args.compile_metrics)}, {args.compile_pairs} fresh "
+                   "processes of each tree",
                    result["compile"], 1, "s ")
     finally:
         shutil.rmtree(work, ignore_errors=True)

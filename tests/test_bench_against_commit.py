@@ -53,6 +53,16 @@ def test_an_unknown_call_case_is_refused_with_the_choices(against, capsys):
     message = capsys.readouterr().err
     assert "unknown call case(s) ndgc; choose among ndcg | ap | rr" in message
 
+
+def test_the_compile_part_runs_the_metrics_asked_for(against, capsys):
+    child = against.compile_child(["err"])
+    assert 'for m in ("err",):' in child and "ndcg" not in child
+    assert against.compile_child() == against.COMPILE_CHILD  # the snippet of bench_objective_speed.py as it is
+    with pytest.raises(SystemExit) as err:
+        against.main(["--parts", "compile", "--compile-metrics", "ndcg", "ndgc"])
+    assert err.value.code == 2
+    assert "--compile-metrics 'ndgc': unknown" in capsys.readouterr().err
+
 def test_the_base_copy_imports_itself_not_the_working_tree(against, tmp_path):
     pkg = tmp_path / "gbrank"
     (pkg / "sub").mkdir(parents=True)
