@@ -268,12 +268,13 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown call case(s) {' | '.join(unknown)}; choose among {' | '.join(CALL_CASES)}")
     cases = {c: CALL_CASES[c] for c in args.cases}
-    from gbrank.lambdas import LambdaObjective
-    for m in args.compile_metrics:
-        try:
-            LambdaObjective(m)
-        except ValueError as err:
-            ap.error(f"--compile-metrics {m!r}: {err}")
+    if "compile" in parts:
+        from gbrank.lambdas import LambdaObjective
+        for m in args.compile_metrics:
+            try:
+                LambdaObjective(m)
+            except ValueError as err:
+                ap.error(f"--compile-metrics {m!r}: {err}")
 
     base, remove = base_checkout(args.base, args.worktree)
     result = {"base": args.base, "base_tree": str(base), "settings": vars(args), "load_at_start": _load(),

@@ -45,7 +45,6 @@ def test_an_unknown_part_is_refused_with_the_choices(against, capsys):
     assert "unknown part(s) speedy; choose among calls, training, compile" in capsys.readouterr().err
 
 
-
 def test_an_unknown_call_case_is_refused_with_the_choices(against, capsys):
     with pytest.raises(SystemExit) as err:
         against.main(["--parts", "calls", "--cases", "ndcg", "ndgc"])
@@ -62,6 +61,7 @@ def test_the_compile_part_runs_the_metrics_asked_for(against, capsys):
         against.main(["--parts", "compile", "--compile-metrics", "ndcg", "ndgc"])
     assert err.value.code == 2
     assert "--compile-metrics 'ndgc': unknown" in capsys.readouterr().err
+
 
 def test_the_base_copy_imports_itself_not_the_working_tree(against, tmp_path):
     pkg = tmp_path / "gbrank"

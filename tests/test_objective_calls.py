@@ -29,18 +29,24 @@ def _lists(rng, n_lists, low=2, high=60, max_label=4):
     return scores, labels, ptr, sizes
 
 
-def _general_loop(obj, scores, labels, ptr):
-    """The kernel called directly with the objective's hessian code, bypassing the
-    wrapper's remapping (the same argument types as the wrapper passes, so no new
-    specialisation is compiled)."""
+def _kernel_settings(obj, labels, ptr):
+    """(the objective's settings as the kernels take them, with its hessian code: metric and
+    form codes .. bounding code; its bounding arrays scale, cdf, x0, x1), cast to the types
+    the wrapper passes, so no new specialisation is compiled."""
     f64 = _kernels._c_float64
     bound, scale, cdf, x0, x1 = obj._bounding_arrays(labels, ptr)
-    return _kernels._all_gradients(
-        f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), *map(int, delta_codes(obj.metric)),
-        float(obj.kernel_parameter(labels)), float(obj.sigma), int(obj.truncation or 0),
-        bool(obj.score_normalization), float(obj.score_normalization_eps), bool(obj.list_normalization),
-        int(HESSIANS[obj.hessian]), bool(obj.sigmoid_table), int(GAINS[obj.gain]),
-        float(obj.relevance_threshold), int(bound), f64(scale), f64(cdf), f64(x0), f64(x1))
+    return ((*map(int, delta_codes(obj.metric)), float(obj.kernel_parameter(labels)), float(obj.sigma),
+             int(obj.truncation or 0), bool(obj.score_normalization), float(obj.score_normalization_eps),
+             bool(obj.list_normalization), int(HESSIANS[obj.hessian]), bool(obj.sigmoid_table), int(GAINS[obj.gain]),
+             float(obj.relevance_threshold), int(bound)), (f64(scale), f64(cdf), f64(x0), f64(x1)))
+
+
+def _general_loop(obj, scores, labels, ptr):
+    """The kernel called directly with the objective's hessian code, bypassing the
+    wrapper's remapping."""
+    f64 = _kernels._c_float64
+    cfg, arrays = _kernel_settings(obj, labels, ptr)
+    return _kernels._all_gradients(f64(scores), f64(labels), np.ascontiguousarray(ptr, dtype=np.int64), *cfg, *arrays)
 
 
 XGB_HESSIAN = [
@@ -94,13 +100,13 @@ def test_other_sigma_keeps_the_kernels_xgboost_hessian():
     np.testing.assert_array_equal(h, h_ref)
 
 
-
 @pytest.mark.parametrize("table", [False, True], ids=["span-over-700", "sigmoid-table"])
 @pytest.mark.parametrize("family", sorted(with_delta()))
 def test_a_variants_exp_per_pair_lists_equal_the_general_kernel_to_the_bit(family, table):
     """The default settings run a metric's own variant (``gradient_kernel``), whose lists
     with an exp per pair (scores spanning > 700, LightGBM's sigmoid table) go through the
-    loop of any form that the general kernel runs too: the values are the same to the bit."""
+    loop its form shares with the other metrics' variants (``sparse_kernel``): the values
+    are those of the general kernel's loop of any form, to the bit."""
     rng = np.random.default_rng(11)
     scores, labels, ptr, _ = _lists(rng, 40)
     for q in range(0, 40, 3):
@@ -109,14 +115,13 @@ def test_a_variants_exp_per_pair_lists_equal_the_general_kernel_to_the_bit(famil
     obj = LambdaObjective(metric, sigmoid_table=table)
     assert _kernels.is_lean(HESSIANS[obj.hessian], obj.score_normalization, 0)
     g, h = obj.gradients(scores, labels, ptr)
-    bound, scale, cdf, x0, x1 = obj._bounding_arrays(labels, ptr)
-    cfg = _kernels.settings(*delta_codes(obj.metric), obj.kernel_parameter(labels), obj.sigma, obj.truncation or 0,
-                            obj.score_normalization, obj.score_normalization_eps, obj.list_normalization,
-                            HESSIANS[obj.hessian], table, GAINS[obj.gain], obj.relevance_threshold, bound)
-    g_ref, h_ref = _kernels._all_gradients_general(scores, labels, ptr, cfg, _kernels.bounding(scale, cdf, x0, x1))
+    cfg, arrays = _kernel_settings(obj, labels, ptr)
+    g_ref, h_ref = _kernels._all_gradients_general(scores, labels, ptr, _kernels.settings(*cfg),
+                                                   _kernels.bounding(*arrays))
     assert np.abs(g_ref).max() > 1e-3
     np.testing.assert_array_equal(g, g_ref)
     np.testing.assert_array_equal(h, h_ref)
+
 
 # ---------------------------------------------------------------------------------------
 # one objective object, many calls

@@ -493,6 +493,13 @@ def _all_gradients_template(metric_code, form_code, bound_code, lean):
     return _gradients_range
 
 
+#: the pair kernels without the distribution map's branch, shared by the variants of every
+#: metric without it (``gradient_kernel``, ``sparse_kernel``): one compile per process
+_PLAIN_TERMS = jit_variant(_pair_terms_template(False), "plain", {"error_model": "numpy"})
+_PLAIN_PAIR = jit_variant(_linear_pair.py_func, "plain", {"error_model": "numpy"}, _pair_terms=_PLAIN_TERMS)
+_PLAIN_RR = jit_variant(_pairs_rr.py_func, "plain", {}, _pair_terms=_PLAIN_TERMS)
+
+
 @kernel_variants
 def sparse_kernel(form_code: int):
     """``_pairs_sparse`` of one swap-delta form without the distribution map, shared by the
@@ -503,13 +510,6 @@ def sparse_kernel(form_code: int):
     tag = f"form{form_code}".replace("-", "any")
     return jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=form_delta(form_code, tag),
                        _pair_terms=_PLAIN_TERMS)
-
-
-#: the pair kernels without the distribution map's branch, shared by the variants of every
-#: metric without it (``gradient_kernel``, ``sparse_kernel``): one compile per process
-_PLAIN_TERMS = jit_variant(_pair_terms_template(False), "plain", {"error_model": "numpy"})
-_PLAIN_PAIR = jit_variant(_linear_pair.py_func, "plain", {"error_model": "numpy"}, _pair_terms=_PLAIN_TERMS)
-_PLAIN_RR = jit_variant(_pairs_rr.py_func, "plain", {}, _pair_terms=_PLAIN_TERMS)
 
 
 @kernel_variants
@@ -525,11 +525,12 @@ def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: boo
     per process."""
     tag = "_".join(str(c).replace("-", "any") for c in (metric_code, form_code, bound_code)) + \
         ("_lean" if lean else "_full")
-    prepare_v, delta_v, list_value_v = metric_kernels(metric_code, form_code, tag)
+    prepare_v, list_value_v = metric_kernels(metric_code, tag)
     if bound_code in (ANY, BOUND_DIST):
         terms = jit_variant(_pair_terms_template(True), tag, {"error_model": "numpy"})
         pair = jit_variant(_linear_pair.py_func, tag, {"error_model": "numpy"}, _pair_terms=terms)
-        sparse = jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=delta_v, _pair_terms=terms)
+        sparse = jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=form_delta(form_code, tag),
+                             _pair_terms=terms)
         rr = jit_variant(_pairs_rr.py_func, tag, {}, _pair_terms=terms)
     else:  # the pair terms without the map are the same code for every metric: compiled once, shared
         pair, sparse, rr = _PLAIN_PAIR, sparse_kernel(form_code), _PLAIN_RR
