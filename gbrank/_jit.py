@@ -21,6 +21,18 @@ from collections import Counter, namedtuple
 from numba import njit
 
 _log = logging.getLogger("gbrank")
+
+#: the fast-math flags of the vectorised loops: sums may be reordered, no inf/NaN assumptions
+FAST_MATH = {"reassoc", "contract", "nsz", "arcp"}
+#: numba options of a helper that a fast-math loop and a strict one both call.  numba
+#: compiles a callee with its caller's ``fastmath`` and ``error_model`` unless the callee
+#: sets them itself, and compiles each signature once per process (and keeps it in its
+#: on-disk cache): a helper that leaves them unset takes the flags of whichever kernel
+#: compiled it first, and its values (fast math reorders and fuses) then depend on what
+#: the process ran before.  Each such helper sets them: ``STRICT``, or ``FAST`` for the
+#: copy a fast-math loop calls (``tests/test_kernel_flags.py`` checks every compiled kernel)
+STRICT = {"fastmath": False, "error_model": "numpy"}
+FAST = {"fastmath": FAST_MATH, "error_model": "numpy"}
 _CompileStats = namedtuple("_CompileStats", ("cache_path", "cache_hits", "cache_misses"))
 
 

@@ -7,8 +7,10 @@ before calling a kernel, so a call on tiny data compiles exactly what real data 
 Some kernels come in *variants*, each compiled on its own so that a first call compiles only
 what it runs (docs/speed.md, "First use"), and each is warmed here:
 
-- the gradients: one per (objective metric, bounding kind: none / linear map) at the lean
+- the gradients: two per (objective metric, bounding kind: none / linear map) at the lean
   settings (LightGBM's hessian, XGBoost's at sigma 1, no score normalisation: the defaults),
+  one for the usual lists and one for lists that need an exp per pair (scores spanning
+  >= 700 / sigma, the sigmoid table),
   and one kernel for every other setting (score normalisation, the distribution map, ...):
   each objective metric with and without each bounding map, at the default settings and with
   score normalisation;
@@ -68,9 +70,9 @@ def main() -> None:
         "evaluate_run": lambda: gbrank.evaluate_run({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}},
                                                     {"q1": {"d1": 0, "d3": 2}}, depth=2),
         "objectives": lambda: [LambdaObjective(m, p=0.9 if METRICS[m].param == "p" else None, bounding=b,
-                                               score_normalization=full).gradients(scores, y, ptr)
+                                               score_normalization=full).gradients(s, y, ptr)
                                for m in DELTA_METRICS for b in (None, *(BOUNDINGS if m in BOUND_METRICS else ()))
-                               for full in (False, True)],
+                               for full in (False, True) for s in ((scores,) if full else (scores, 1000.0 * scores))],
         "pair weightings": lambda: [LambdaObjective("ndcg", truncation=3, random_state=0, **kw).gradients(scores, y, ptr)
                                     for kw in ({"weighting": "ndcg_loss2"}, {"weighting": "ndcg_loss2++"},
                                                {"stochastic": 1})]

@@ -19,6 +19,8 @@ y = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0])
 s = np.array([0.1, 0.4, 0.3, 0.2, 0.0, 0.5])
 for _ in range(2):  # the second call: compiled in this process, nothing to say
     LambdaObjective("rr").gradients(s, y, [0, 4, 6])
+for _ in range(2):  # a list spanning > 700: its own kernel, announced when first met
+    LambdaObjective("rr").gradients(1e4 * s, y, [0, 4, 6])
 """
 
 
@@ -32,9 +34,11 @@ def _run(cache_dir) -> list[str]:
 @pytest.mark.slow
 def test_first_compilation_is_announced_once_and_a_cached_one_not_at_all(tmp_path):
     first = _run(tmp_path)  # an empty cache: the RR kernels compile
-    assert len(first) == 1, first
+    assert len(first) == 2, first
     assert first[0].startswith("LOG gbrank INFO gbrank: compiling the RR LambdaRank kernels (first use; cached for "
                                "later runs, ~")
+    assert first[1].startswith("LOG gbrank INFO gbrank: compiling the RR LambdaRank kernels, with an exp per pair, "
+                               "for the sigmoid table or lists whose scores span >= 700 / sigma (first use; ")
     assert _run(tmp_path) == []  # the same cache, now holding them: loaded, no word
 
 

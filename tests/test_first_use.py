@@ -33,10 +33,41 @@ def test_gradients_compile_once_for_any_input_types():
     for objective, scores, labels, ptr in calls:
         objective.gradients(scores, labels, ptr)
     variants = _kernels.gradient_kernel.variants
-    ndcg = (METRICS["ndcg"].code, PRODUCT, _kernels.BOUND_NONE, True)
-    ap = (METRICS["ap"].code, PREFIX, _kernels.BOUND_NONE, True)
+    ndcg = (METRICS["ndcg"].code, PRODUCT, _kernels.BOUND_NONE, True, _kernels.RATIO_LISTS)
+    ap = (METRICS["ap"].code, PREFIX, _kernels.BOUND_NONE, True, _kernels.RATIO_LISTS)
     assert ndcg in variants and ap in variants
     assert len(variants[ndcg].signatures) == 1 and len(variants[ap].signatures) == 1
+
+
+def test_lists_that_need_an_exp_per_pair_compile_their_own_kernel_when_met():
+    """A variant's lists whose e-ratios hold and those that need an exp per pair (scores
+    spanning >= 700 / sigma, LightGBM's sigmoid table) run two kernels: a call compiles
+    the second only when it meets such a list, and a list goes through exactly one."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 30).astype(float)
+    s = rng.normal(size=30)
+    ptr = np.array([0, 10, 20, 30])
+    code = METRICS["nrbp"].code
+    key = (code, PRODUCT, _kernels.BOUND_NONE, True)
+    ratio, exp = key + (_kernels.RATIO_LISTS,), key + (_kernels.EXP_LISTS,)
+    variants = _kernels.gradient_kernel.variants
+    for k in (ratio, exp):
+        variants.pop(k, None)  # forget this process's (compiled or cached) kernels: rebuilt on demand
+    obj = LambdaObjective("nrbp@0.7")
+    g_plain, _ = obj.gradients(s, y, ptr)
+    assert ratio in variants and exp not in variants
+    wide = s.copy()
+    wide[10:20] *= 1000.0  # the middle list spans > 700: the other kernel
+    g, h = obj.gradients(wide, y, ptr)
+    assert exp in variants
+    np.testing.assert_array_equal(g[:10], g_plain[:10])  # the other lists are untouched
+    np.testing.assert_array_equal(g[20:], g_plain[20:])
+    assert np.abs(g[10:20]).max() > 0 and np.all(h[10:20] >= 0)  # (its values: tests/test_objective_calls.py)
+    variants.pop(ratio)
+    LambdaObjective("nrbp@0.7", sigmoid_table=True).gradients(s, y, ptr)
+    assert ratio not in variants  # the sigmoid table: every list takes an exp per pair
+    with pytest.raises(ValueError, match="lists must be RATIO_LISTS or EXP_LISTS"):
+        _kernels.gradient_kernel(code, PRODUCT, _kernels.BOUND_NONE, True, _kernels.ALL_LISTS)
 
 
 def test_settings_pick_their_gradient_variant():
@@ -48,13 +79,15 @@ def test_settings_pick_their_gradient_variant():
     LambdaObjective("rr+minmax", hessian="xgboost").gradients(s, y, ptr)  # sigma 1: LightGBM's hessian, doubled
     LambdaObjective("rr", score_normalization=True).gradients(s, y, ptr)  # the kernel of any setting
     variants = _kernels.gradient_kernel.variants
-    assert {(code, FIRST, _kernels.BOUND_NONE, True), (code, FIRST, _kernels.BOUND_LINEAR, True)} <= set(variants)
+    ratio = _kernels.RATIO_LISTS
+    assert {(code, FIRST, _kernels.BOUND_NONE, True, ratio), (code, FIRST, _kernels.BOUND_LINEAR, True, ratio)} \
+        <= set(variants)
     assert len(_kernels._all_gradients_general.signatures) == 1
     with pytest.raises(ValueError, match="other settings than its variant"):  # a variant refuses other settings
-        kernel = variants[(code, FIRST, _kernels.BOUND_NONE, True)]
+        kernel = variants[(code, FIRST, _kernels.BOUND_NONE, True, ratio)]
         cfg = settings(METRICS["ndcg"].code, 0, 0.0, 1.0, 0, False, 0.01, False, 0, False, 0, 1.0, 0)
         kernel(s, y, np.asarray(ptr, dtype=np.int64), 0, 1, cfg, bounding(np.ones(1), np.zeros((1, 2)), np.zeros(1),
-               np.ones(1)), np.empty(4), np.empty(4))
+               np.ones(1)), np.empty(4), np.empty(4), np.zeros(1, dtype=bool))
 
 
 def test_one_metric_runs_its_own_evaluator_variant():

@@ -28,7 +28,7 @@ from ..metrics import (
     rbp,
     reciprocal_rank,
 )
-from .._jit import KernelFamily, jit_variant, kernel_variants
+from .._jit import STRICT, KernelFamily, jit_variant, kernel_variants
 
 #: the kernel codes of the families whose formulas are dispatched here
 NDCG, AP, RR, NRBP, NRBP_LOSS = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "nrbp_loss"))
@@ -452,7 +452,7 @@ def tables(values, weights, uptr, gains, x0, x1, G):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, **STRICT)
 def grid_interp(row, t):
     """F~ at grid coordinate ``t`` of one table row: linear interpolation between
     ``row[floor(t)]`` and the next point, ``t`` clamped to [0, G - 1] (the end values
@@ -463,7 +463,7 @@ def grid_interp(row, t):
     return (1.0 - f) * row[j] + f * row[j + 1]
 
 
-@njit(cache=True)
+@njit(cache=True, **STRICT)
 def grid_cell(t, cells):
     """(j, f): the cell j in [0, cells - 1] of grid coordinate ``t`` clamped to [0, cells],
     and the fraction f of the way through it (f = 1 only at the last grid point)."""

@@ -43,7 +43,7 @@ from numba import njit
 
 from ..metrics import (AP_DIV_R, METRICS, average_precision, dcg, discount, gain, ideal_dcg, nrbp,
                        reciprocal_rank, with_delta)
-from .._jit import jit_variant
+from .._jit import FAST, STRICT, jit_variant
 
 NDCG, AP, RR, NRBP, ERR = (METRICS[n].code for n in ("ndcg", "ap", "rr", "nrbp", "err"))
 #: swap-delta form codes of the kernels, by the record's ``delta`` field
@@ -142,7 +142,7 @@ def _prepare_template(metric_code):
 prepare = njit(cache=True)(_prepare_template(ANY))
 
 
-@njit(cache=True)
+@njit(cache=True, **STRICT)
 def linear_delta(aux, i, j, norm, product):
     """|dM| of swapping positions i < j for nDCG, nRBP and AP (module docstring).
     ``product``: True for nDCG and nRBP (rows r, b, v are zero: only the first term),
@@ -152,6 +152,10 @@ def linear_delta(aux, i, j, norm, product):
     ri = aux[2, i]
     rj = aux[2, j]
     return abs((ri - rj) * (aux[3, j] - aux[3, i]) + rj * (1.0 - ri) * (aux[4, i] - aux[4, j])) * norm
+
+
+#: ``linear_delta`` under the fast-math flags, for the vectorised pair loops (``_kernels._linear_loop``)
+linear_delta_fast = jit_variant(linear_delta.py_func, "fast", FAST)
 
 
 @njit(cache=True)

@@ -28,8 +28,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..bounds import grid_interp
-from .._jit import KernelFamily, compile_notice, jit_variant, kernel_variants
-from ._deltas import (ANY, CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, form_delta, linear_delta, list_value,
+from .._jit import FAST, STRICT, KernelFamily, compile_notice, jit_variant, kernel_variants
+from ._deltas import (ANY, CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, form_delta, linear_delta_fast, list_value,
                       metric_kernels, prepare, rr_delta)
 from ._settings import DistPoint, bounding, settings
 from ._stack import STACK_DOUBLES, stack_copy
@@ -38,14 +38,20 @@ HESS_LIGHTGBM, HESS_XGBOOST = 0, 1
 #: how ``_pair_terms`` forms rho: from the list's e-ratios, an exp per pair, LightGBM's table
 EXP_RATIO, EXP_PAIR, EXP_TABLE = 0, 1, 2
 BOUND_NONE, BOUND_LINEAR, BOUND_DIST = 0, 1, 2
+#: which lists a per-list kernel computes: all, those whose e-ratios hold (it defers the
+#: others), those that need an exp per pair (LightGBM's sigmoid table, scores spanning
+#: >= 700 / sigma); see ``gradient_kernel``
+ALL_LISTS, RATIO_LISTS, EXP_LISTS = 0, 1, 2
 _TABLE_BINS = 1024 * 1024
 #: about how long an objective's first call compiles with an empty cache (docs/speed.md, "First use")
 GRADIENT_COMPILE_SECONDS = 5.0
+#: the same for the kernel of the lists that need an exp per pair (``EXP_LISTS``)
+EXP_COMPILE_SECONDS = 3.0
 #: the same for the kernel of every other setting (``_all_gradients_general``)
 GENERAL_COMPILE_SECONDS = 25.0
 
 
-@njit(cache=True)
+@njit(cache=True, **STRICT)
 def _rho(d, sigma, table):
     """(rho, rho * (1 - rho)) with rho = 1 / (1 + exp(sigma * d)).
 
@@ -84,7 +90,7 @@ def distribution_setup(cdf, x0, x1, m):
     return c, u, grid_interp(cdf, u)
 
 
-@njit(cache=True)
+@njit(cache=True, **STRICT)
 def distribution_delta(dm, rises, cdf, c, u, fm):
     """|F~(M +- dm) - F~(M)|: the change of the distribution-bounded metric when a swap
     changes M by dm (up when ``rises``: the higher label moves up); ``fm`` = F~(M) and
@@ -137,21 +143,23 @@ def _pair_terms_template(with_dist):
     return _pair_terms
 
 
-_pair_terms = njit(cache=True, error_model="numpy")(_pair_terms_template(True))
+_pair_terms = njit(cache=True, **STRICT)(_pair_terms_template(True))
+#: ``_pair_terms`` under the fast-math flags, for the vectorised loops (``_linear_pair``)
+_pair_terms_fast = jit_variant(_pair_terms_template(True), "fast", FAST)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, **FAST)
 def _linear_pair(dm, item_i, item_j, sigma, eps, dmap, by_score, hess_mode, one_div):
     """(signed lambda, hessian, lambda) of the pair of rank positions i < j whose |dM| is
     ``dm``; ``item_i`` = (label, score, e-ratio) of i, ``item_j`` the same of j: the signed
     lambda is added to g[j] and taken from g[i].  The loops pass item i's values as scalars
     read once per row, so the stores to g and h cannot force them to be re-read (which
-    would stop the vectorisation)."""
+    would stop the vectorisation).  The pair terms take the loops' fast math."""
     li, si, ei = item_i
     lj, sj, ej = item_j
     up = li > lj
-    lam, hh = _pair_terms(dm, si - sj if up else sj - si, ei if up else ej, ej if up else ei, sigma, eps, dmap,
-                          not up, by_score, hess_mode, EXP_RATIO, one_div)
+    lam, hh = _pair_terms_fast(dm, si - sj if up else sj - si, ei if up else ej, ej if up else ei, sigma, eps, dmap,
+                               not up, by_score, hess_mode, EXP_RATIO, one_div)
     return (lam if up else -lam), hh, lam
 
 
@@ -173,8 +181,8 @@ def _linear_loop(ranked, norm, top, sigma, eps, dmap, out, product, by_score, he
         gi = 0.0
         hi = 0.0
         for j in range(np.uint64(i + 1), un):
-            sl, hh, lam = _linear_pair(linear_delta(aux, i, j, norm, product), (li, si, ei), (lab[j], s[j], e[j]),
-                                       sigma, eps, dmap, by_score, hess_mode, one_div)
+            sl, hh, lam = _linear_pair(linear_delta_fast(aux, i, j, norm, product), (li, si, ei),
+                                       (lab[j], s[j], e[j]), sigma, eps, dmap, by_score, hess_mode, one_div)
             gi -= sl
             hi += hh
             total += 2.0 * lam
@@ -235,7 +243,7 @@ def _pairs_linear_template(form_code, bound_code, lean):
     return _pairs_linear
 
 
-_LINEAR_OPTIONS = {"error_model": "numpy", "fastmath": {"reassoc", "contract", "nsz", "arcp"}}
+_LINEAR_OPTIONS = FAST
 _pairs_linear = njit(cache=True, **_LINEAR_OPTIONS)(_pairs_linear_template(ANY, ANY, False))
 
 
@@ -344,6 +352,14 @@ def exp_ratios(s, sigma, table):
 
 
 @njit(cache=True, inline="always")
+def needs_exp_per_pair(scores, sigma, table):
+    """Whether a list needs an exp per pair: LightGBM's sigmoid table, or scores spanning
+    >= 700 / sigma (``exp_ratios``'s test on the sorted scores, whose ends are the max and
+    the min)."""
+    return scores.shape[0] >= 2 and (table or sigma * (scores.max() - scores.min()) >= 700.0)
+
+
+@njit(cache=True, inline="always")
 def list_factor(list_norm, total):
     """The list normalisation's factor log2(1 + S) / S of a list's g and h (S = ``total``,
     the sum over its pairs of 2 lambda); 1 without it or when S = 0."""
@@ -361,12 +377,14 @@ def scatter(order, g, h, factor, grad, hess):
         hess[order[r]] = h[r] * factor
 
 
-def _list_gradients_template(metric_code, form_code, bound_code, lean):
+def _list_gradients_template(metric_code, form_code, bound_code, lean, lists=ALL_LISTS):
     """``list_gradients`` for one metric, its form and one bounding (``ANY``: read from the
-    arguments), ``lean``: for LightGBM's hessian without score normalisation only.  The
-    branches of the other forms and boundings are pruned before typing, so a variant
+    arguments), ``lean``: for LightGBM's hessian without score normalisation only, and
+    ``lists``: the lists it computes (``ALL_LISTS``, ``RATIO_LISTS``, ``EXP_LISTS``).  The
+    branches of the other forms, boundings and lists are pruned before typing, so a variant
     compiles the pair loops its objective runs and nothing else."""
-    ON_FIRST, ON_LINEAR, ON_CASCADE = (form_code == ANY or form_code in fs
+    ON_RATIO, ON_EXP = lists != EXP_LISTS, lists != RATIO_LISTS
+    ON_FIRST, ON_LINEAR, ON_CASCADE = (ON_RATIO and (form_code == ANY or form_code in fs)
                                        for fs in ((FIRST,), (PRODUCT, PREFIX), (CASCADE,)))
     ON_DIST, ON_SCALE = (bound_code in (ANY, b) for b in (BOUND_DIST, BOUND_LINEAR))
     KEY = (metric_code, form_code, bound_code)
@@ -374,7 +392,9 @@ def _list_gradients_template(metric_code, form_code, bound_code, lean):
 
     def list_gradients(scores, labels, cfg, scale, cdf, x0, x1, grad, hess):
         """Gradients and hessians of one list, written into ``grad`` and ``hess``; ``cfg`` is
-        the call's ``_settings.Settings``.
+        the call's ``_settings.Settings``.  A kernel of ``RATIO_LISTS`` raises for a list
+        that needs an exp per pair (``needs_exp_per_pair``), one of ``EXP_LISTS`` for any
+        other list.
 
         ``cfg.metric`` is the metric's kernel code and ``cfg.form`` its swap-delta form code
         (``_deltas.delta_codes``); an unknown code or form raises.
@@ -414,8 +434,12 @@ def _list_gradients_template(metric_code, form_code, bound_code, lean):
         ref = (norm, first, second)
         dmap = DistPoint(dist, cdf, c, u, fm)
         if per_pair_exp:
+            if not ON_EXP:
+                raise ValueError("list_gradients: a list that needs an exp per pair, in the kernel of RATIO_LISTS")
             total = _pairs_sparse(form, ranked, ref, top, sigma, eps, dmap, (g, h), by_score, hess_mode,
                                   EXP_TABLE if cfg.table else EXP_PAIR)
+        elif not ON_RATIO:
+            raise ValueError("list_gradients: a list whose e-ratios hold, in the kernel of EXP_LISTS")
         elif ON_FIRST and form == FIRST:
             total = _pairs_rr(ranked, ref, top, sigma, eps, dmap, (g, h), by_score, hess_mode)
         elif ON_LINEAR and (form == PRODUCT or form == PREFIX):
@@ -468,25 +492,37 @@ def _c_float64(a) -> np.ndarray:
     return np.require(a, dtype=np.float64, requirements=["C", "W"])
 
 
-def _all_gradients_template(metric_code, form_code, bound_code, lean):
+def _all_gradients_template(metric_code, form_code, bound_code, lean, lists):
     """The loop over lists ``q0 <= q < q1`` of one variant (its key is held in closure
-    cells: numba's on-disk cache keeps one entry per variant).  It releases the GIL:
+    cells: numba's on-disk cache keeps one entry per variant), for the ``lists`` of
+    ``list_gradients`` (``RATIO_LISTS`` or ``EXP_LISTS``).  It releases the GIL:
     ``_all_gradients`` runs ranges of lists on threads.  (Not a numba ``prange``: the
     parallel compilation doubled the first call's compile time, for nothing a thread pool
     over list ranges does not do as well.)"""
     KEY = (metric_code, form_code, bound_code)
     LEAN = lean
+    DEFER, ONLY_EXP = lists == RATIO_LISTS, lists == EXP_LISTS
 
-    def _gradients_range(scores, labels, ptr, q0, q1, cfg, bnd, grad, hess):
+    def _gradients_range(scores, labels, ptr, q0, q1, cfg, bnd, grad, hess, deferred):
         """Gradients and hessians of lists ``q0..q1-1`` into ``grad`` and ``hess``; list q is
         rows ``ptr[q]:ptr[q+1]``.  ``cfg``: the ``Settings``; ``bnd``: the ``Bounding``, whose
         ``scale``, ``x0``, ``x1`` hold one entry and ``cdf`` one row per list (ignored
-        without bounding)."""
+        without bounding).  ``deferred``: one flag per list, set by the kernel of
+        ``RATIO_LISTS`` for each list it leaves to the kernel of ``EXP_LISTS``, which
+        computes the flagged lists only."""
         if cfg.metric != KEY[0] or cfg.form != KEY[1] or cfg.bound_code != KEY[2] or \
                 (LEAN and (cfg.hess_mode != HESS_LIGHTGBM or cfg.score_norm)):
             raise ValueError("_all_gradients: called with other settings than its variant's")
         for q in range(q0, q1):
             a, b = ptr[q], ptr[q + 1]
+            if DEFER:
+                deferred[q] = needs_exp_per_pair(scores[a:b], cfg.sigma, cfg.table)
+                if deferred[q]:
+                    grad[a:b] = 0.0
+                    hess[a:b] = 0.0
+                    continue
+            elif ONLY_EXP and not deferred[q]:
+                continue
             list_gradients(scores[a:b], labels[a:b], cfg, bnd.scale[q], bnd.cdf[q], bnd.x0[q], bnd.x1[q],
                            grad[a:b], hess[a:b])
 
@@ -495,8 +531,9 @@ def _all_gradients_template(metric_code, form_code, bound_code, lean):
 
 #: the pair kernels without the distribution map's branch, shared by the variants of every
 #: metric without it (``gradient_kernel``, ``sparse_kernel``): one compile per process
-_PLAIN_TERMS = jit_variant(_pair_terms_template(False), "plain", {"error_model": "numpy"})
-_PLAIN_PAIR = jit_variant(_linear_pair.py_func, "plain", {"error_model": "numpy"}, _pair_terms=_PLAIN_TERMS)
+_PLAIN_TERMS = jit_variant(_pair_terms_template(False), "plain", STRICT)
+_PLAIN_PAIR = jit_variant(_linear_pair.py_func, "plain", FAST,
+                          _pair_terms_fast=jit_variant(_pair_terms_template(False), "plain_fast", FAST))
 _PLAIN_RR = jit_variant(_pairs_rr.py_func, "plain", {}, _pair_terms=_PLAIN_TERMS)
 
 
@@ -513,7 +550,7 @@ def sparse_kernel(form_code: int):
 
 
 @kernel_variants
-def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: bool):
+def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: bool, lists: int):
     """The compiled gradient loop of one metric code, its form code and one bound code (none
     or a linear map); ``lean``: for LightGBM's hessian (the mode the kernels run, XGBoost's
     at sigma 1 included) without score normalisation, the default objective's settings
@@ -522,13 +559,22 @@ def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: boo
     on-disk cache keeps each variant: ``scripts/warmup.py`` fills it); without the
     distribution map the pair kernels that are the same code for every metric are shared
     (``_PLAIN_TERMS``, ``_PLAIN_PAIR``, ``_PLAIN_RR``, ``sparse_kernel``), compiled once
-    per process."""
+    per process.
+
+    ``lists``: ``RATIO_LISTS``, the lists whose e-ratios hold (every list of the usual
+    call), or ``EXP_LISTS``, those that need an exp per pair (LightGBM's sigmoid table,
+    scores spanning >= 700 / sigma): two kernels, so that a first fit compiles the second
+    only if it meets such a list (it was about 1.1 s of a one-metric first call's 8.6 s:
+    docs/speed.md, "Settings records")."""
+    if lists not in (RATIO_LISTS, EXP_LISTS):
+        raise ValueError(f"gradient_kernel: lists must be RATIO_LISTS or EXP_LISTS, not {lists!r}")
     tag = "_".join(str(c).replace("-", "any") for c in (metric_code, form_code, bound_code)) + \
-        ("_lean" if lean else "_full")
+        ("_lean" if lean else "_full") + ("_ratio" if lists == RATIO_LISTS else "_exp")
     prepare_v, list_value_v = metric_kernels(metric_code, tag)
     if bound_code in (ANY, BOUND_DIST):
-        terms = jit_variant(_pair_terms_template(True), tag, {"error_model": "numpy"})
-        pair = jit_variant(_linear_pair.py_func, tag, {"error_model": "numpy"}, _pair_terms=terms)
+        terms = jit_variant(_pair_terms_template(True), tag, STRICT)
+        pair = jit_variant(_linear_pair.py_func, tag, FAST,
+                           _pair_terms_fast=jit_variant(_pair_terms_template(True), tag + "_fast", FAST))
         sparse = jit_variant(_pairs_sparse_template(form_code), tag, {}, delta=form_delta(form_code, tag),
                              _pair_terms=terms)
         rr = jit_variant(_pairs_rr.py_func, tag, {}, _pair_terms=terms)
@@ -538,10 +584,10 @@ def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: boo
     linear = jit_variant(_pairs_linear_template(form_code, bound_code, lean), tag, _LINEAR_OPTIONS,
                          _linear_loop=loop)
     ranked = jit_variant(ranked_list.py_func, tag, {"inline": "always"}, prepare=prepare_v)
-    per_list = jit_variant(_list_gradients_template(metric_code, form_code, bound_code, lean), tag,
+    per_list = jit_variant(_list_gradients_template(metric_code, form_code, bound_code, lean, lists), tag,
                            {"inline": "always"}, ranked_list=ranked, list_value=list_value_v, _pairs_sparse=sparse,
                            _pairs_linear=linear, _pairs_rr=rr)
-    return jit_variant(_all_gradients_template(metric_code, form_code, bound_code, lean), tag,
+    return jit_variant(_all_gradients_template(metric_code, form_code, bound_code, lean, lists), tag,
                        {"nogil": True, "cache": True}, list_gradients=per_list)
 
 
@@ -603,16 +649,20 @@ def _all_gradients_entry(scores, labels, ptr, metric, form, p, sigma, trunc, sco
         compile_notice(_all_gradients_general, "the LambdaRank kernels of any setting", args,
                        GENERAL_COMPILE_SECONDS)
         return _all_gradients_general(*args)
-    kernel = gradient_kernel(cfg.metric, cfg.form, cfg.bound_code, True)
     n = scores.shape[0]
     grad = np.empty(n)
     hess = np.empty(n)
     n_lists = ptr.shape[0] - 1
+    deferred = np.full(n_lists, cfg.table)  # with the sigmoid table, every list takes an exp per pair
     head = (scores, labels, ptr)
-    tail = (cfg, bnd, grad, hess)
-    compile_notice(kernel, objective_family(cfg.metric, cfg.bound_code), head + (0, n_lists) + tail,
-                   GRADIENT_COMPILE_SECONDS)
-    in_list_ranges(kernel, n_lists, head, tail)
+    tail = (cfg, bnd, grad, hess, deferred)
+    for lists in (RATIO_LISTS, EXP_LISTS):
+        if (lists == RATIO_LISTS and cfg.table) or (lists == EXP_LISTS and not deferred.any()):
+            continue
+        kernel = gradient_kernel(cfg.metric, cfg.form, cfg.bound_code, True, lists)
+        compile_notice(kernel, objective_family(cfg.metric, cfg.bound_code, lists), head + (0, n_lists) + tail,
+                       GRADIENT_COMPILE_SECONDS if lists == RATIO_LISTS else EXP_COMPILE_SECONDS)
+        in_list_ranges(kernel, n_lists, head, tail)
     return grad, hess
 
 
@@ -635,12 +685,16 @@ def in_list_ranges(kernel, n_lists: int, head: tuple, tail: tuple) -> None:
 _all_gradients = KernelFamily(_all_gradients_entry, gradient_kernel)
 
 
-def objective_family(metric_code: int, bound_code: int) -> str:
+def objective_family(metric_code: int, bound_code: int, lists: int = RATIO_LISTS) -> str:
     """How the first-use notice names an objective's kernels, e.g. "the nDCG LambdaRank
-    kernels" or "the AP LambdaRank kernels (distribution bounding)"."""
+    kernels", "the AP LambdaRank kernels (distribution bounding)" or, for ``EXP_LISTS``,
+    "the nDCG LambdaRank kernels, with an exp per pair, for the sigmoid table or lists
+    whose scores span >= 700 / sigma"."""
     from ..metrics import METRICS
 
     name = next((r.name for r in METRICS.values() if r.code == metric_code), str(metric_code))
     label = {"ndcg": "nDCG", "nrbp": "nRBP"}.get(name, name.upper())
     bound = {BOUND_LINEAR: " (linear bounding)", BOUND_DIST: " (distribution bounding)"}.get(bound_code, "")
-    return f"the {label} LambdaRank kernels{bound}"
+    exp = ", with an exp per pair, for the sigmoid table or lists whose scores span >= 700 / sigma" \
+        if lists == EXP_LISTS else ""
+    return f"the {label} LambdaRank kernels{bound}{exp}"

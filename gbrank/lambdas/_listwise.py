@@ -32,7 +32,7 @@ from numba import njit
 
 from .._validation import as_1d_float, check_bool, check_choice, check_group_ptr, check_number
 from ..metrics import GAINS, METRICS, check_bounding, parse, with_listwise
-from .._jit import compile_notice, jit_variant, kernel_variants
+from .._jit import FAST_MATH, compile_notice, jit_variant, kernel_variants
 from ._kernels import in_list_ranges
 from ._objective import ObjectiveBase
 
@@ -79,7 +79,7 @@ def _gain(label, gain_code):
     return 2.0**label - 1.0 if gain_code == 0 else label
 
 
-_FAST = {"reassoc", "contract", "nsz", "arcp"}  # reorder sums (vectorised loops); no inf/NaN assumptions
+_FAST = FAST_MATH  # reorder sums (vectorised loops); no inf/NaN assumptions
 
 
 class ListwiseSettings(NamedTuple):

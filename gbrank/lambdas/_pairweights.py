@@ -43,6 +43,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._jit import FAST_MATH
 from ._deltas import CASCADE, FIRST, N_ROWS, PREFIX, PRODUCT, delta, linear_delta, prepare
 from ._kernels import (EXP_PAIR, EXP_RATIO, EXP_TABLE, HESS_LIGHTGBM, _add_pair, _c_float64, _linear_pair,
                       _pair_terms, _pairs_linear, exp_ratios, kernel_hessian, list_factor, ranked_list, scatter)
@@ -60,7 +61,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 _INV53 = 1.0 / 9007199254740992.0  # 2**-53
-_FAST_MATH = {"reassoc", "contract", "nsz", "arcp"}
+_FAST_MATH = FAST_MATH
 
 
 # -- random numbers ----------------------------------------------------------------------
