@@ -163,7 +163,7 @@ def _linear_pair(dm, item_i, item_j, sigma, eps, dmap, by_score, hess_mode, one_
     return (lam if up else -lam), hh, lam
 
 
-@njit(cache=True, inline="always", error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
+@njit(cache=True, inline="always", **FAST)
 def _linear_loop(ranked, norm, top, sigma, eps, dmap, out, product, by_score, hess_mode, one_div=False):
     """The pair loop of ``_pairs_linear`` over ``ranked`` = (s, lab, e, aux) of a prepared
     list, into ``out`` = (g, h); inlined at call sites whose flags are literals, so the
@@ -193,7 +193,7 @@ def _linear_loop(ranked, norm, top, sigma, eps, dmap, out, product, by_score, he
     return total
 
 
-@njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
+@njit(cache=True, **FAST)
 def _linear_loop_distribution(ranked, norm, top, sigma, eps, dmap, out, product):
     """``_linear_loop`` for the distribution map (LightGBM's hessian, no score
     normalisation) over a stack copy of the table row: each pair's weight is a lookup (a
@@ -243,8 +243,7 @@ def _pairs_linear_template(form_code, bound_code, lean):
     return _pairs_linear
 
 
-_LINEAR_OPTIONS = FAST
-_pairs_linear = njit(cache=True, **_LINEAR_OPTIONS)(_pairs_linear_template(ANY, ANY, False))
+_pairs_linear = njit(cache=True, **FAST)(_pairs_linear_template(ANY, ANY, False))
 
 
 @njit(cache=True, inline="always")
@@ -338,12 +337,19 @@ def ranked_list(scores, labels, metric, gain_code, threshold, p, trunc, score_no
 
 
 @njit(cache=True, inline="always")
+def exp_per_pair(span, sigma, table):
+    """Whether a list whose scores span ``span`` (max - min) needs an exp per pair:
+    LightGBM's table is asked for, or its e-ratios would underflow (span >= 700 / sigma)."""
+    return table or sigma * span >= 700.0
+
+
+@njit(cache=True, inline="always")
 def exp_ratios(s, sigma, table):
     """``(e, per_pair_exp)``: e_r = exp(sigma (s_r - s_0)) in (0, 1] turns rho into a ratio,
     no exp per pair; unless LightGBM's table is asked for or e would underflow (scores
     spanning > 700/sigma), when ``per_pair_exp`` is True and e stays 1."""
     n = s.shape[0]
-    per_pair_exp = table or sigma * (s[0] - s[n - 1]) >= 700.0
+    per_pair_exp = exp_per_pair(s[0] - s[n - 1], sigma, table)
     e = np.ones(n)
     if not per_pair_exp:
         for r in range(n):
@@ -353,10 +359,9 @@ def exp_ratios(s, sigma, table):
 
 @njit(cache=True, inline="always")
 def needs_exp_per_pair(scores, sigma, table):
-    """Whether a list needs an exp per pair: LightGBM's sigmoid table, or scores spanning
-    >= 700 / sigma (``exp_ratios``'s test on the sorted scores, whose ends are the max and
-    the min)."""
-    return scores.shape[0] >= 2 and (table or sigma * (scores.max() - scores.min()) >= 700.0)
+    """Whether a list (its scores in any order) needs an exp per pair: ``exp_ratios``'s
+    test, whose sorted scores' ends are the max and the min."""
+    return scores.shape[0] >= 2 and exp_per_pair(scores.max() - scores.min(), sigma, table)
 
 
 @njit(cache=True, inline="always")
@@ -580,8 +585,8 @@ def gradient_kernel(metric_code: int, form_code: int, bound_code: int, lean: boo
         rr = jit_variant(_pairs_rr.py_func, tag, {}, _pair_terms=terms)
     else:  # the pair terms without the map are the same code for every metric: compiled once, shared
         pair, sparse, rr = _PLAIN_PAIR, sparse_kernel(form_code), _PLAIN_RR
-    loop = jit_variant(_linear_loop.py_func, tag, dict(_LINEAR_OPTIONS, inline="always"), _linear_pair=pair)
-    linear = jit_variant(_pairs_linear_template(form_code, bound_code, lean), tag, _LINEAR_OPTIONS,
+    loop = jit_variant(_linear_loop.py_func, tag, dict(FAST, inline="always"), _linear_pair=pair)
+    linear = jit_variant(_pairs_linear_template(form_code, bound_code, lean), tag, FAST,
                          _linear_loop=loop)
     ranked = jit_variant(ranked_list.py_func, tag, {"inline": "always"}, prepare=prepare_v)
     per_list = jit_variant(_list_gradients_template(metric_code, form_code, bound_code, lean, lists), tag,

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from numba import njit, prange
 
+from .._jit import FAST
 from ._batching import bucket_batches
 from ._sampled import BPR_PAIRS
 
@@ -63,7 +64,7 @@ def _sigmoid_softplus(z):
     return ez / (1.0 + ez), math.log1p(ez)
 
 
-@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"}, error_model="numpy")
+@njit(cache=True, **FAST)
 def _bpr_list(sc, lab, threshold, g, scale):
     """Loss of one list and g (its gradient times ``scale``) for the BPR mean over all pairs."""
     n = sc.shape[0]
@@ -129,7 +130,7 @@ def _bpr_list(sc, lab, threshold, g, scale):
     return total / (n_pos * n_neg)
 
 
-@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"}, error_model="numpy")
+@njit(cache=True, **FAST)
 def _bpr_drawn_list(sc, lab, threshold, g, scale):
     """Loss of one list and g (its gradient times ``scale``) for BPR over the drawn pairs: the
     j-th non-relevant item with the floor(j P / N)-th relevant one (``bpr_loss(pairs="drawn")``)."""
@@ -163,7 +164,7 @@ def _bpr_drawn_list(sc, lab, threshold, g, scale):
     return total / n_neg
 
 
-@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"}, error_model="numpy")
+@njit(cache=True, **FAST)
 def _warp_list(sc, lab, threshold, margin, max_trials, uni, harm, g, scale):
     """Loss of one list and g (its gradient times ``scale``) for WARP, with the uniforms
     ``uni[2 t], uni[2 t + 1]`` of the list's t-th positive (as ``warp_loss`` draws them)."""
